@@ -1,0 +1,49 @@
+# Two commands do all the set-up: `make book` and `make test` (see README.md).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(abspath $(VENV))/bin
+STAMP  := $(VENV)/.installed
+# the notebooks' kernel must be the environment's Python, not whatever is first on PATH
+export PATH := $(BIN):$(PATH)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
+
+.PHONY: help venv book test test-fast refresh-notebooks constraints clean
+
+help:
+	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
+	@echo "make test   - set up .venv if needed, run unit tests, nbval on every notebook and a strict book build"
+	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
+
+$(STAMP): $(REQUIREMENTS)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements.txt -r requirements-test.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
+venv: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build --all -W -n --keep-going .
+	@echo
+	@echo "The website is in $(abspath _build/html); open $(abspath _build/html/index.html)"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-current-env tests book
+
+# unit tests only (no notebooks, no book build)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not book" --ignore=tests/test_notebooks.py
+
+refresh-notebooks: $(STAMP)
+	$(BIN)/python tools/execute_notebooks.py book
+
+constraints: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^torch==' > constraints.tmp
+	{ echo "# Every transitive dependency, pinned (pip freeze of requirements.txt + requirements-test.txt)."; \
+	  echo "# Regenerate with: make constraints"; echo "torch==2.13.0"; cat constraints.tmp; } > constraints.txt
+	rm -f constraints.tmp
+
+clean:
+	rm -rf _build .pytest_cache

@@ -1,0 +1,79 @@
+"""Attention with Linear Biases, ALiBi (Press, Smith and Lewis, 2022).
+
+No vector is added to the tokens. Instead head ``h`` adds ``-m_h * distance``
+to every attention score, where ``distance`` is how far the key is from the
+query and ``m_h`` is a fixed, head-specific slope.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._checks import check_positive_int
+
+
+def _power_of_two_slopes(n: int) -> list[float]:
+    """Geometric sequence starting at and with ratio ``2 ** (-8 / n)``: ``2^(-8/n), 2^(-16/n), ..., 2^-8``."""
+    return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+
+
+def alibi_slopes(n_heads: int) -> torch.Tensor:
+    """Per-head slopes ``m_h``, shape ``(h,)``, float64, as the ALiBi authors compute them.
+
+    For a power of two ``n``, ``m_h = 2 ** (-8 (h + 1) / n)`` for ``h = 0 .. n-1``
+    (8 heads: 1/2, 1/4, ..., 1/256). Otherwise, with ``p`` the largest power of
+    two below ``n``: the ``p`` slopes for ``p`` heads, followed by every other
+    slope (the 1st, 3rd, 5th, ...) of the ``2p``-head sequence, ``n - p`` of them.
+    The result is then *not* sorted, e.g. for 12 heads the last four slopes
+    ``2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5`` sit between the first eight.
+    """
+    n_heads = check_positive_int("n_heads", n_heads)
+    closest = 2 ** int(math.floor(math.log2(n_heads)))
+    slopes = _power_of_two_slopes(closest)
+    if closest != n_heads:
+        slopes += _power_of_two_slopes(2 * closest)[0::2][: n_heads - closest]
+    return torch.tensor(slopes, dtype=torch.float64)
+
+
+def alibi_bias(
+    n_heads: int,
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    causal: bool = True,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """The additive ALiBi bias for every head, query and key, shape ``(h, q_len, k_len)``.
+
+    Queries are aligned to the *end* of the keys (query ``i`` sits at position
+    ``k_len - q_len + i``), which is what decoding with a KV cache needs.
+
+    - ``causal=True``: ``-m_h * (i - j)`` for keys at or before the query and
+      ``-inf`` for future keys, so the result is both bias and causal mask.
+    - ``causal=False``: the symmetric form ``-m_h * |i - j|``.
+
+    Args:
+        n_heads: number of heads ``h``.
+        q_len: number of queries ``s_q``.
+        k_len: number of keys ``s_k`` (default ``q_len``; must be >= ``q_len`` when causal).
+        dtype: floating dtype of the result.
+    """
+    n_heads = check_positive_int("n_heads", n_heads)
+    q_len = check_positive_int("q_len", q_len)
+    k_len = q_len if k_len is None else check_positive_int("k_len", k_len)
+    if causal and k_len < q_len:
+        raise ValueError(
+            f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), got q_len={q_len}, k_len={k_len}"
+        )
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch dtype, got {dtype}")
+    query_pos = torch.arange(k_len - q_len, k_len).unsqueeze(1)  # (s_q, 1)
+    key_pos = torch.arange(k_len).unsqueeze(0)  # (1, s_k)
+    offset = key_pos - query_pos  # (s_q, s_k), integer, < 0 for keys in the past
+    slopes = alibi_slopes(n_heads).to(dtype).view(-1, 1, 1)  # (h, 1, 1)
+    if causal:
+        bias = slopes * offset.clamp(max=0).to(dtype)  # (h, s_q, s_k)
+        return bias.masked_fill(offset > 0, float("-inf"))
+    return slopes * (-offset.abs()).to(dtype)

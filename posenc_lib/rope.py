@@ -1,0 +1,271 @@
+"""Rotary position embeddings, RoPE (Su et al., 2021).
+
+Notation: ``b`` batch, ``h`` heads, ``s`` sequence length, ``d`` head width
+(``head_dim``, even). Pair ``k = 0 .. d/2 - 1`` of a query or key vector is
+rotated by the angle ``p * theta_k`` with ``theta_k = base ** (-2k / d)``,
+where ``p`` is the token's position. Which two coordinates form pair ``k``
+is the *layout*:
+
+- ``"half"`` (GPT-NeoX, HF transformers' ``rotate_half``): coordinates
+  ``k`` and ``k + d/2``.
+- ``"interleaved"`` (RoFormer, Meta's Llama reference, torchtune):
+  coordinates ``2k`` and ``2k + 1``.
+
+The two layouts are the same function up to a fixed permutation of the head
+dimension (see :func:`interleaved_to_half_permutation`), which is why
+checkpoints convert between them by permuting the rows of ``W_q`` and ``W_k``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._checks import check_choice, check_even_int, check_floating, check_positive_float, check_tensor
+
+LAYOUTS = ("half", "interleaved")
+
+
+
+def rope_frequencies(head_dim: int, base: float = 10000.0) -> torch.Tensor:
+    """Rotation frequencies ``theta_k = base ** (-2k / d)``, shape ``(d/2,)``, float64."""
+    head_dim = check_even_int("head_dim", head_dim)
+    base = check_positive_float("base", base)
+    pair_index = torch.arange(0, head_dim // 2, dtype=torch.float64)  # (d/2,)
+    return base ** (-2.0 * pair_index / head_dim)
+
+
+def _positions_tensor(positions: torch.Tensor | int | None, seq_len: int) -> torch.Tensor:
+    """Turn ``None`` / an integer offset / a 1-D tensor into positions of shape ``(s,)``."""
+    if positions is None:
+        return torch.arange(seq_len)
+    if isinstance(positions, int) and not isinstance(positions, bool):
+        if positions < 0:
+            raise ValueError(f"positions (an offset) must be >= 0, got {positions}")
+        return torch.arange(positions, positions + seq_len)
+    if not isinstance(positions, torch.Tensor):
+        raise TypeError(
+            f"positions must be None, an int offset or a 1-D torch.Tensor, got {type(positions).__name__}"
+        )
+    if positions.dim() != 1 or positions.shape[0] != seq_len:
+        raise ValueError(
+            f"positions must have shape (s,) = ({seq_len},) to match x, got shape {tuple(positions.shape)}"
+        )
+    if positions.is_complex() or positions.dtype == torch.bool:
+        raise TypeError(f"positions must be integer or real, got dtype {positions.dtype}")
+    return positions
+
+
+def rope_angles(
+    positions: torch.Tensor | int,
+    head_dim: int,
+    base: float = 10000.0,
+    *,
+    frequencies: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Rotation angles ``p * theta_k`` in float64, shape ``(s, d/2)``.
+
+    Args:
+        positions: a 1-D tensor of positions ``(s,)``, or an int ``s`` meaning ``0 .. s-1``.
+        head_dim: ``d``, even.
+        base: frequency base (ignored when ``frequencies`` is given).
+        frequencies: optional ``(d/2,)`` frequencies replacing the standard
+            ones, e.g. from a context-extension method.
+    """
+    head_dim = check_even_int("head_dim", head_dim)
+    if isinstance(positions, int) and not isinstance(positions, bool):
+        if positions <= 0:
+            raise ValueError(f"positions (a count) must be a positive integer, got {positions}")
+        positions = torch.arange(positions)
+    elif not isinstance(positions, torch.Tensor) or positions.dim() != 1:
+        raise TypeError("positions must be a positive int or a 1-D torch.Tensor of shape (s,)")
+    freqs = _resolve_frequencies(head_dim, base, frequencies)
+    return torch.outer(positions.to(torch.float64), freqs)  # (s, d/2)
+
+
+def _resolve_frequencies(head_dim: int, base: float, frequencies: torch.Tensor | None) -> torch.Tensor:
+    if frequencies is None:
+        return rope_frequencies(head_dim, base)
+    frequencies = check_tensor("frequencies", frequencies)
+    if frequencies.shape != (head_dim // 2,):
+        raise ValueError(
+            f"frequencies must have shape (head_dim/2,) = ({head_dim // 2},), got {tuple(frequencies.shape)}"
+        )
+    return frequencies.to(torch.float64)
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    """cos/sin are rounded once to this dtype: float64 for float64 inputs, else float32."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "half") -> torch.Tensor:
+    """Rotate each pair of ``x`` by the angle whose cosine and sine are given.
+
+    Args:
+        x: ``(..., s, d)``.
+        cos, sin: ``(s, d/2)`` (or anything broadcastable to ``(..., s, d/2)``).
+        layout: ``"half"`` or ``"interleaved"``.
+
+    Returns:
+        A new tensor shaped and typed like ``x``. Pair ``(a, b)`` becomes
+        ``(a cos - b sin, b cos + a sin)``.
+
+    Without autograd the result is written in place into one output buffer
+    (half-size cos/sin, no ``torch.cat``); with autograd it uses plain
+    differentiable operations.
+    """
+    check_choice("layout", layout, LAYOUTS)
+    cos = cos.to(x.dtype)
+    sin = sin.to(x.dtype)
+    if layout == "half":
+        first, second = x.chunk(2, dim=-1)  # each (..., s, d/2)
+    else:
+        pairs = x.unflatten(-1, (-1, 2))  # (..., s, d/2, 2)
+        first, second = pairs[..., 0], pairs[..., 1]
+    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
+        new_first = first * cos - second * sin
+        new_second = second * cos + first * sin
+        if layout == "half":
+            return torch.cat((new_first, new_second), dim=-1)
+        return torch.stack((new_first, new_second), dim=-1).flatten(-2)
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    if layout == "half":
+        out_first, out_second = out.chunk(2, dim=-1)
+    else:
+        out_pairs = out.unflatten(-1, (-1, 2))
+        out_first, out_second = out_pairs[..., 0], out_pairs[..., 1]
+    torch.mul(first, cos, out=out_first)
+    out_first.addcmul_(second, sin, value=-1)
+    torch.mul(second, cos, out=out_second)
+    out_second.addcmul_(first, sin)
+    return out
+
+
+def apply_rope(
+    x: torch.Tensor,
+    positions: torch.Tensor | int | None = None,
+    *,
+    base: float = 10000.0,
+    layout: str = "half",
+    frequencies: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Rotate queries or keys by their positions.
+
+    Args:
+        x: queries or keys, ``(..., s, d)`` -- typically ``(b, h, s, d)``; ``d`` even.
+        positions: ``None`` for ``0 .. s-1``; an int offset ``o`` for
+            ``o .. o+s-1`` (decoding with a KV cache); or a 1-D tensor ``(s,)``.
+        base: frequency base, 10000 in RoFormer and Llama 2, 500000 in Llama 3.
+        layout: ``"half"`` (GPT-NeoX / HF) or ``"interleaved"`` (RoFormer / Meta).
+        frequencies: optional ``(d/2,)`` frequencies replacing the standard ones.
+
+    Returns:
+        Tensor shaped and typed like ``x``. Angles are computed in float64 and
+        cos/sin rounded once to float32 (float64 for float64 input), so a
+        bfloat16 ``x`` does not round its positions.
+    """
+    x = check_tensor("x", x, min_dim=2)
+    check_floating("x", x)
+    check_choice("layout", layout, LAYOUTS)
+    head_dim = check_even_int("head_dim (x.shape[-1])", x.shape[-1])
+    pos = _positions_tensor(positions, x.shape[-2])
+    angles = rope_angles(pos, head_dim, base, frequencies=frequencies)  # (s, d/2) float64
+    dtype = _compute_dtype(x)
+    return rotate_pairs(x, angles.cos().to(dtype), angles.sin().to(dtype), layout)
+
+
+def interleaved_to_half_permutation(head_dim: int) -> torch.Tensor:
+    """Index ``perm`` with ``x_half = x_interleaved[..., perm]``, shape ``(d,)``.
+
+    ``perm = [0, 2, 4, ..., d-2, 1, 3, ..., d-1]``: the first coordinates of all
+    pairs, then the second ones. Applying it to the output rows of ``W_q`` and
+    ``W_k`` (per head) converts a Meta-layout checkpoint to the HF layout.
+    """
+    head_dim = check_even_int("head_dim", head_dim)
+    return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))
+
+
+def half_to_interleaved_permutation(head_dim: int) -> torch.Tensor:
+    """Inverse of :func:`interleaved_to_half_permutation`: ``x_interleaved = x_half[..., perm]``."""
+    return torch.argsort(interleaved_to_half_permutation(head_dim))
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE with a cos/sin cache that grows when a longer sequence arrives.
+
+    Args:
+        head_dim: ``d``, even.
+        max_seq_len: positions cached up front; the cache doubles as needed.
+        base: frequency base.
+        layout: ``"half"`` or ``"interleaved"``.
+        frequencies: optional ``(d/2,)`` frequencies replacing the standard ones.
+
+    ``forward(x, positions=None)``: ``x`` is ``(..., s, d)``, e.g. ``(b, h, s, d)``;
+    ``positions`` as in :func:`apply_rope`. Integer positions are looked up in
+    the cache; others are computed directly.
+    """
+
+    cos_cached: torch.Tensor
+    sin_cached: torch.Tensor
+
+    def __init__(
+        self,
+        head_dim: int,
+        max_seq_len: int = 2048,
+        *,
+        base: float = 10000.0,
+        layout: str = "half",
+        frequencies: torch.Tensor | None = None,
+    ):
+        super().__init__()
+        self.head_dim = check_even_int("head_dim", head_dim)
+        self.layout = check_choice("layout", layout, LAYOUTS)
+        self.base = check_positive_float("base", base)
+        self.register_buffer("frequencies", _resolve_frequencies(head_dim, base, frequencies), persistent=False)
+        self.build_cache(max_seq_len)
+
+    def build_cache(self, seq_len: int) -> None:
+        """(Re)build float32 cos/sin tables for positions ``0 .. seq_len - 1``, each ``(seq_len, d/2)``."""
+        if not isinstance(seq_len, int) or seq_len <= 0:
+            raise ValueError(f"seq_len must be a positive integer, got {seq_len!r}")
+        angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), self.frequencies)  # (s, d/2)
+        self.register_buffer("cos_cached", angles.cos().float(), persistent=False)
+        self.register_buffer("sin_cached", angles.sin().float(), persistent=False)
+
+    @property
+    def cached_len(self) -> int:
+        return self.cos_cached.shape[0]
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor | int | None = None) -> torch.Tensor:
+        x = check_tensor("x", x, min_dim=2)
+        check_floating("x", x)
+        if x.shape[-1] != self.head_dim:
+            raise ValueError(f"x must have last dimension head_dim={self.head_dim}, got shape {tuple(x.shape)}")
+        seq_len = x.shape[-2]
+        if positions is None or isinstance(positions, int):
+            start = 0 if positions is None else positions
+            if start < 0:
+                raise ValueError(f"positions (an offset) must be >= 0, got {start}")
+            self._ensure_cached(start + seq_len)
+            cos, sin = self.cos_cached[start : start + seq_len], self.sin_cached[start : start + seq_len]
+        else:
+            pos = _positions_tensor(positions, seq_len)
+            if pos.is_floating_point():
+                angles = torch.outer(pos.to(torch.float64), self.frequencies)
+                cos, sin = angles.cos().float(), angles.sin().float()
+            else:
+                if pos.numel() and int(pos.min()) < 0:
+                    raise ValueError("positions must be >= 0")
+                self._ensure_cached(int(pos.max()) + 1 if pos.numel() else 0)
+                cos, sin = self.cos_cached[pos], self.sin_cached[pos]
+        if x.dtype == torch.float64:
+            # the cache is float32; recompute for float64 inputs so they keep their precision
+            pos = _positions_tensor(positions, seq_len)
+            angles = torch.outer(pos.to(torch.float64), self.frequencies)
+            cos, sin = angles.cos(), angles.sin()
+        return rotate_pairs(x, cos, sin, self.layout)
+
+    def _ensure_cached(self, needed: int) -> None:
+        if needed > self.cached_len:
+            self.build_cache(max(needed, 2 * self.cached_len))

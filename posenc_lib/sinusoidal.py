@@ -1,0 +1,140 @@
+"""Fixed sinusoidal position encodings (Vaswani et al., 2017).
+
+Notation: position ``p``, model width ``d`` (``d_model``), pair index
+``k = 0 .. ceil(d/2) - 1``. Pair ``k`` shares one angular frequency
+
+    omega_k = base ** (-2k / d)
+
+and holds ``sin(p * omega_k)`` and ``cos(p * omega_k)``. Where the two values
+sit in the vector is the *layout*:
+
+- ``"interleaved"`` (the paper, tensor2tensor's successors, most tutorials):
+  column ``2k`` is ``sin``, column ``2k + 1`` is ``cos``.
+- ``"concatenated"`` (tensor2tensor, fairseq): all sines first, then all
+  cosines, ``[sin_0 .. sin_{m-1} | cos_0 .. cos_{m'-1}]``.
+
+For odd ``d`` the last pair has only its sine column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._checks import check_choice, check_positive_float, check_positive_int, check_tensor
+
+LAYOUTS = ("interleaved", "concatenated")
+
+
+def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Angular frequencies ``omega_k = base ** (-2k / d_model)``, shape ``(ceil(d_model / 2),)``.
+
+    The wavelength of pair ``k`` is ``2 * pi / omega_k``: from ``2 * pi`` for
+    ``k = 0`` up to almost ``2 * pi * base`` for the last pair.
+    """
+    d_model = check_positive_int("d_model", d_model)
+    base = check_positive_float("base", base)
+    pair_index = np.arange((d_model + 1) // 2, dtype=np.float64)  # (ceil(d/2),)
+    return base ** (-2.0 * pair_index / d_model)
+
+
+def sinusoidal_encoding(
+    seq_len: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    dtype: np.dtype | type = np.float64,
+) -> np.ndarray:
+    """Table of sinusoidal encodings for positions ``0 .. seq_len - 1``.
+
+    Args:
+        seq_len: number of positions ``s`` (positive integer).
+        d_model: width ``d`` of each encoding (positive integer; odd is allowed,
+            the last column is then a sine).
+        base: the constant whose powers set the wavelengths (10000 in the paper).
+        layout: ``"interleaved"`` (sin, cos, sin, cos, ...) or
+            ``"concatenated"`` ([all sines | all cosines]).
+        dtype: ``np.float64`` (default) or ``np.float32``.
+
+    Returns:
+        ``np.ndarray`` of shape ``(s, d)``.
+    """
+    seq_len = check_positive_int("seq_len", seq_len)
+    d_model = check_positive_int("d_model", d_model)
+    check_choice("layout", layout, LAYOUTS)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype}")
+    omega = sinusoidal_frequencies(d_model, base=base).astype(dtype)  # (m,) with m = ceil(d/2)
+    positions = np.arange(seq_len, dtype=dtype)
+    angles = np.multiply.outer(positions, omega)  # (s, m)
+    n_cos = d_model // 2
+    table = np.empty((seq_len, d_model), dtype=dtype)
+    if layout == "interleaved":
+        np.sin(angles, out=table[:, 0::2])
+        np.cos(angles[:, :n_cos], out=table[:, 1::2])
+    else:
+        n_sin = angles.shape[1]
+        np.sin(angles, out=table[:, :n_sin])
+        np.cos(angles[:, :n_cos], out=table[:, n_sin:])
+    return table
+
+
+def shift_matrix(k: float, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """The matrix ``M_k`` with ``PE(p + k) = M_k @ PE(p)`` for every position ``p``.
+
+    For the interleaved layout, pair ``(sin(p w), cos(p w))`` moves to
+    ``(sin((p + k) w), cos((p + k) w))`` by the angle-addition formulas, a 2x2
+    rotation by ``-k w`` that does not depend on ``p``. ``M_k`` is the
+    block-diagonal matrix of those rotations, shape ``(d, d)`` (for odd ``d``
+    the lone last sine column is not closed under shifts, so ``d`` must be even).
+    """
+    d_model = check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(f"d_model must be even for a shift matrix (pairs of sin/cos), got {d_model}")
+    omega = sinusoidal_frequencies(d_model, base=base)  # (d/2,)
+    cos_kw, sin_kw = np.cos(k * omega), np.sin(k * omega)
+    shift = np.zeros((d_model, d_model))
+    idx = np.arange(0, d_model, 2)
+    # [sin(a+b)]   [ cos b  sin b] [sin a]
+    # [cos(a+b)] = [-sin b  cos b] [cos a]
+    shift[idx, idx] = cos_kw
+    shift[idx, idx + 1] = sin_kw
+    shift[idx + 1, idx] = -sin_kw
+    shift[idx + 1, idx + 1] = cos_kw
+    return shift
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds fixed sinusoidal encodings to a batch of token embeddings.
+
+    Args:
+        d_model: embedding width ``d``.
+        max_len: longest sequence the precomputed table serves.
+        base, layout: as in :func:`sinusoidal_encoding`.
+
+    Input ``x``: ``(b, s, d)``; output: ``(b, s, d)``, ``x + PE[offset : offset + s]``.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 2048, *, base: float = 10000.0, layout: str = "interleaved"):
+        super().__init__()
+        self.d_model = check_positive_int("d_model", d_model)
+        self.max_len = check_positive_int("max_len", max_len)
+        table = sinusoidal_encoding(max_len, d_model, base=base, layout=layout, dtype=np.float32)
+        self.register_buffer("pe", torch.from_numpy(table), persistent=False)  # (max_len, d)
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        x = check_tensor("x", x, min_dim=2)
+        seq_len = x.shape[-2]
+        if x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
+        if offset < 0:
+            raise ValueError(f"offset must be >= 0, got {offset}")
+        if offset + seq_len > self.max_len:
+            raise ValueError(
+                f"sequence needs positions up to {offset + seq_len - 1}, but this encoding was built "
+                f"with max_len={self.max_len}; construct it with a larger max_len"
+            )
+        return x + self.pe[offset : offset + seq_len].to(x.dtype)

@@ -1,0 +1,48 @@
+"""Re-execute notebooks in place so their stored outputs are what the current code produces.
+
+Usage: python tools/execute_notebooks.py [PATH ...]   (files or folders; default: book)
+
+nbval compares these stored outputs with a fresh run, so run this after changing a
+notebook or the library code it calls.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import time
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def notebooks_under(paths: list[str]) -> list[pathlib.Path]:
+    found: list[pathlib.Path] = []
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        else:
+            found.append(path)
+    return found
+
+
+def execute(path: pathlib.Path) -> float:
+    notebook = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    elapsed = time.perf_counter() - start
+    for cell in notebook.cells:  # keep diffs small: no per-run metadata
+        cell.get("metadata", {}).pop("execution", None)
+    nbformat.write(notebook, path)
+    return elapsed
+
+
+def main(argv: list[str]) -> int:
+    for path in notebooks_under(argv or ["book"]):
+        print(f"{path}: executed in {execute(path):.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
