@@ -1,0 +1,11 @@
+"""Checkers for the course's coding exercises.
+
+Each chapter's checkers live in their own module here and are re-exported below.
+A notebook calls a checker right after the student's cell, e.g.
+``check_sinusoidal(my_sinusoidal)``; it prints a verdict and returns a
+:class:`CheckResult` that is truthy only when the answer is right.
+"""
+
+from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
+
+__all__ = ["Case", "CheckResult", "Diagnosis", "arrays_close", "check_function"]
