@@ -1,0 +1,316 @@
+"""Checkers for the exercises of chapters 1 (why order matters), 8 (where it plugs in),
+9 (choosing an encoding) and 10 (interview questions).
+
+Every checker takes the student's function, runs it on fixed inputs (edge cases
+included), prints a verdict with a hint, and returns a truthy/falsy
+:class:`~posenc_lib.exercises.CheckResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..attention import attention
+from ..rope import apply_rope, half_to_interleaved_permutation, interleaved_to_half_permutation, rope_frequencies
+from ..sinusoidal import sinusoidal_encoding
+from ..toy import ToyAttentionHead
+from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
+
+__all__ = [
+    "check_fraction_unseen",
+    "check_interleaved_to_half",
+    "check_is_equivariant",
+    "check_rope_scores",
+]
+
+
+# --------------------------------------------------------------------------- chapter 1
+
+
+def _same_bool(got: Any, expected: Any) -> bool:
+    """A yes/no answer must be a bool (Python, numpy or a one-element bool tensor), equal to the expected one."""
+    if isinstance(got, torch.Tensor):
+        if got.numel() != 1 or got.dtype != torch.bool:
+            return False
+        got = bool(got.item())
+    if not isinstance(got, (bool, np.bool_)):
+        return False
+    return bool(got) == bool(expected)
+
+
+class _Layer:
+    """A named sequence layer ``(s, d) -> (s, d)`` (the name makes the verdict readable)."""
+
+    def __init__(self, name: str, fn: Callable[[torch.Tensor], torch.Tensor]):
+        self.name, self.fn = name, fn
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _equivariance_layers(d_model: int) -> list[tuple[_Layer, bool]]:
+    """Layers ``(s, d) -> (s, d)`` with the right answer to "is it permutation-equivariant?"."""
+    head = ToyAttentionHead.random(d_model, seed=3)
+    gen = torch.Generator().manual_seed(4)
+    w = torch.randn(d_model, d_model, generator=gen) / math.sqrt(d_model)
+
+    def with_positions(x: torch.Tensor) -> torch.Tensor:
+        table = torch.from_numpy(sinusoidal_encoding(x.shape[0], d_model)).to(x.dtype)  # (s, d)
+        return head(x + table)[0]
+
+    return [
+        (_Layer("attention head, no positions", lambda x: head(x)[0]), True),
+        (_Layer("attention head with a causal mask", lambda x: head(x, causal=True)[0]), False),
+        (_Layer("per-token MLP tanh(x @ W)", lambda x: torch.tanh(x @ w)), True),
+        (_Layer("sinusoidal positions added, then attention", with_positions), False),
+        (_Layer("x + mean over tokens", lambda x: x + x.mean(dim=0, keepdim=True)), True),
+        (_Layer("running sum over tokens (cumsum)", lambda x: x.cumsum(dim=0)), False),
+        (_Layer("x + x reversed (symmetric under reversal only)", lambda x: x + x.flip(0)), False),
+        (_Layer("mean over tokens, copied to every token", lambda x: x.mean(dim=0, keepdim=True).expand_as(x)), True),
+    ]
+
+
+def _invariance_test(layer, x):
+    """Typical wrong answer: tests invariance, layer(P x) == layer(x)."""
+    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(0))
+    return bool(torch.allclose(layer(x[perm]), layer(x), atol=1e-5))
+
+
+def _reversal_only(layer, x):
+    """Typical wrong answer: tries only one permutation, the reversal."""
+    return bool(torch.allclose(layer(x.flip(0)), layer(x).flip(0), atol=1e-5))
+
+
+def _inverse_permutation(layer, x):
+    """Typical wrong answer: un-permutes the output with the inverse permutation."""
+    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(0))
+    return bool(torch.allclose(layer(x[perm]), layer(x)[torch.argsort(perm)], atol=1e-5))
+
+
+def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckResult:
+    """Check ``fn(layer, x) -> bool``: is ``layer`` ((s, d) -> (s, d)) permutation-equivariant on ``x``?
+
+    Right answer: ``layer(x[perm])`` equals ``layer(x)[perm]`` (within float
+    tolerance) for several random permutations ``perm``.
+    """
+    d_model, seq_len = 8, 6
+    x = torch.randn(seq_len, d_model, generator=torch.Generator().manual_seed(5))  # (s, d)
+    cases = [Case(f"layer = {layer!r}", (layer, x), expected=answer) for layer, answer in _equivariance_layers(d_model)]
+    return check_function(
+        "Is this layer permutation-equivariant?",
+        fn,
+        cases,
+        hint="permute the tokens with several random permutations perm and compare layer(x[perm]) "
+        "with layer(x)[perm] using torch.allclose; return a Python bool",
+        diagnoses=[
+            Diagnosis("you tested invariance, layer(x[perm]) == layer(x); equivariance compares with "
+                      "layer(x)[perm], the output shuffled the same way", _invariance_test),
+            Diagnosis("a single fixed permutation (the reversal) is not enough: some layers commute with it "
+                      "and with nothing else; try several random permutations", _reversal_only),
+            Diagnosis("you un-shuffled the output with the inverse permutation; if the input is x[perm], "
+                      "the output of an equivariant layer is layer(x)[perm]", _inverse_permutation),
+        ],
+        compare=_same_bool,
+    )
+
+
+# --------------------------------------------------------------------------- chapter 8
+
+
+def _rope_scores_reference(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, n_heads: int) -> torch.Tensor:
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = (x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)  # (b, h, s, d_h)
+    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)  # (b, h, s, d_h)
+    q, k = apply_rope(q), apply_rope(k)
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)  # (b, h, s, s)
+
+
+def _rope_before_split(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = apply_rope(x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)
+    k = apply_rope(x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def _split_without_transpose(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = apply_rope((x @ w_q).reshape(b, n_heads, s, head_dim))
+    k = apply_rope((x @ w_k).reshape(b, n_heads, s, head_dim))
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def _only_queries_rotated(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = apply_rope((x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2))
+    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def _scaled_by_model_width(x, w_q, w_k, n_heads):
+    return _rope_scores_reference(x, w_q, w_k, n_heads) * math.sqrt(x.shape[-1] // n_heads) / math.sqrt(x.shape[-1])
+
+
+def _no_rope(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = (x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)
+    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, w_q, w_k, n_heads) -> scores``: multi-head attention scores with RoPE.
+
+    ``x`` is ``(b, s, d)``, ``w_q`` and ``w_k`` are ``(d, d)``; the answer is
+    ``(b, h, s, s)``: queries and keys projected, split into ``h`` heads of
+    width ``d_h = d / h``, rotated per head by ``apply_rope`` (positions
+    ``0 .. s-1``, half layout, base 10000), then ``q k^T / sqrt(d_h)``.
+    """
+    cases = []
+    for b, s, d, h, seed in [(1, 4, 8, 2, 0), (2, 5, 16, 4, 1), (1, 7, 12, 1, 2), (3, 3, 24, 3, 3)]:
+        gen = torch.Generator().manual_seed(10 + seed)
+        x = torch.randn(b, s, d, generator=gen)
+        w_q, w_k = torch.randn(d, d, generator=gen) / math.sqrt(d), torch.randn(d, d, generator=gen) / math.sqrt(d)
+        cases.append(Case(f"x of shape {(b, s, d)} and n_heads={h}", (x, w_q, w_k, h),
+                          expected=_rope_scores_reference(x, w_q, w_k, h)))
+    return check_function(
+        "Multi-head scores with RoPE",
+        fn,
+        cases,
+        hint="project, split (b, s, d) -> (b, h, s, d_h) with view + transpose, apply pe.apply_rope to q and k "
+        "(not v), then q @ k^T / sqrt(d_h)",
+        diagnoses=[
+            Diagnosis("you rotated the full d-wide projection before splitting it into heads; RoPE works per "
+                      "head, with frequencies set by the head width d_h", _rope_before_split),
+            Diagnosis("reshaping (b, s, d) straight to (b, h, s, d_h) mixes positions and heads; view as "
+                      "(b, s, h, d_h) and then transpose(1, 2)", _split_without_transpose),
+            Diagnosis("only the queries are rotated; the key must be rotated by its own position too, or the "
+                      "score depends on the query's absolute position", _only_queries_rotated),
+            Diagnosis("divide by sqrt(d_h), the head width, not sqrt(d)", _scaled_by_model_width),
+            Diagnosis("these are the scores without any rotation: apply pe.apply_rope to q and k", _no_rope),
+        ],
+        compare=lambda got, expected: arrays_close(got, expected, atol=1e-4, rtol=1e-4),
+    )
+
+
+# --------------------------------------------------------------------------- chapter 9
+
+
+def _fraction_unseen_reference(train_len: int, head_dim: int, base: float = 10000.0) -> float:
+    theta = rope_frequencies(head_dim, base)  # (d/2,)
+    largest_trained_angle = (train_len - 1) * theta  # (d/2,)
+    return float((largest_trained_angle < 2 * math.pi).double().mean())
+
+
+def _compares_with_one_radian(train_len, head_dim, base=10000.0):
+    theta = rope_frequencies(head_dim, base)
+    return float(((train_len - 1) * theta < 1.0).double().mean())
+
+
+def _frequencies_without_factor_two(train_len, head_dim, base=10000.0):
+    theta = base ** (-torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+    return float(((train_len - 1) * theta < 2 * math.pi).double().mean())
+
+
+def _count_not_fraction(train_len, head_dim, base=10000.0):
+    theta = rope_frequencies(head_dim, base)
+    return float(((train_len - 1) * theta < 2 * math.pi).sum())
+
+
+def _fraction_of_all_coordinates(train_len, head_dim, base=10000.0):
+    theta = rope_frequencies(head_dim, base)
+    return float(((train_len - 1) * theta < 2 * math.pi).sum() / head_dim)
+
+
+def check_fraction_unseen(fn: Callable[..., float]) -> CheckResult:
+    """Check ``fn(train_len, head_dim, base=10000.0) -> float``.
+
+    The answer is the fraction of RoPE's ``d/2`` pairs whose angles over the
+    training positions ``0 .. train_len - 1`` do not complete one full turn,
+    i.e. ``(train_len - 1) * theta_k < 2 pi`` with ``theta_k = base^(-2k/d)``.
+    """
+    cases = [
+        Case(f"train_len={n}, head_dim={d}, base={b:g}", (n, d), {"base": b},
+             expected=_fraction_unseen_reference(n, d, b))
+        for n, d, b in [(2048, 128, 10000.0), (4096, 128, 10000.0), (8192, 128, 500000.0),
+                        (512, 64, 10000.0), (1, 16, 10000.0), (100000, 64, 100.0)]
+    ]
+    return check_function(
+        "Pairs that never turn a full circle in training",
+        fn,
+        cases,
+        hint="theta_k = base ** (-2k / head_dim) for k = 0 .. head_dim/2 - 1; a pair has seen every direction "
+        "if (train_len - 1) * theta_k >= 2 pi; return the fraction of pairs that have not",
+        diagnoses=[
+            Diagnosis("a full turn is 2 pi radians, not 1", _compares_with_one_radian),
+            Diagnosis("the exponent is -2k / head_dim (pairs share a frequency), not -k / head_dim",
+                      _frequencies_without_factor_two),
+            Diagnosis("return a fraction of the head_dim / 2 pairs, not a count", _count_not_fraction),
+            Diagnosis("there are head_dim / 2 pairs (rotation planes), not head_dim of them",
+                      _fraction_of_all_coordinates),
+        ],
+        compare=_same_number,
+    )
+
+
+def _same_number(got: Any, expected: float) -> bool:
+    """A number (Python, numpy or a one-element tensor, not a bool) within 1e-9 of the expected one."""
+    if isinstance(got, torch.Tensor):
+        if got.numel() != 1 or got.dtype == torch.bool:
+            return False
+        got = got.item()
+    if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.floating, np.integer)):
+        return False
+    return abs(float(got) - expected) < 1e-9
+
+
+# --------------------------------------------------------------------------- chapter 10
+
+
+def _interleaved_to_half_reference(x: torch.Tensor) -> torch.Tensor:
+    return x[..., interleaved_to_half_permutation(x.shape[-1])]
+
+
+def _wrong_direction(x):
+    return x[..., half_to_interleaved_permutation(x.shape[-1])]
+
+
+def _second_halves_first(x):
+    return torch.cat((x[..., 1::2], x[..., 0::2]), dim=-1)
+
+
+def check_interleaved_to_half(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(x) -> y``: re-order the last dimension of ``x`` from the interleaved RoPE layout to the half layout.
+
+    ``x`` is ``(..., d)`` with pairs at ``(2k, 2k+1)``; ``y`` has the same pairs
+    at ``(k, k + d/2)``, so ``apply_rope(y, layout="half")`` equals
+    ``apply_rope(x, layout="interleaved")`` re-ordered the same way.
+    """
+    cases = []
+    for shape, seed in [((8,), 0), ((2, 3, 4), 1), ((1, 2, 5, 12), 2), ((2,), 3)]:
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(20 + seed))
+        cases.append(Case(f"x of shape {shape}", (x,), expected=_interleaved_to_half_reference(x)))
+    return check_function(
+        "Interleaved to half layout",
+        fn,
+        cases,
+        hint="the half layout puts the first member of every pair (columns 0, 2, 4, ...) first, then the second "
+        "members (1, 3, 5, ...)",
+        diagnoses=[
+            Diagnosis("that is the opposite conversion (half to interleaved)", _wrong_direction),
+            Diagnosis("the first members of the pairs (even columns) come first, then the odd columns",
+                      _second_halves_first),
+        ],
+        compare=lambda got, expected: isinstance(got, torch.Tensor) and arrays_close(got, expected, atol=0, rtol=0),
+    )

@@ -1,0 +1,231 @@
+"""The checkers of chapters 1, 8, 9 and 10 fail on a stub and on typical wrong answers, and pass on the solution."""
+
+import math
+
+import pytest
+import torch
+
+import posenc_lib as pe
+from posenc_lib.exercises import (
+    check_fraction_unseen,
+    check_interleaved_to_half,
+    check_is_equivariant,
+    check_rope_scores,
+)
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+# ---------------------------------------------------------------- chapter 1: is a layer permutation-equivariant?
+
+
+def equivariant_solution(layer, x, n_trials=10, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    out = layer(x)
+    for _ in range(n_trials):
+        perm = torch.randperm(x.shape[0], generator=generator)
+        if not torch.allclose(layer(x[perm]), out[perm], atol=1e-5, rtol=1e-5):
+            return False
+    return True
+
+
+def equivariant_tests_invariance(layer, x):
+    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(1))
+    return torch.allclose(layer(x[perm]), layer(x), atol=1e-5)
+
+
+def equivariant_reversal_only(layer, x):
+    return torch.allclose(layer(x.flip(0)), layer(x).flip(0), atol=1e-5)
+
+
+def equivariant_inverse_perm(layer, x):
+    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(2))
+    return torch.allclose(layer(x[perm]), layer(x)[torch.argsort(perm)], atol=1e-5)
+
+
+def equivariant_no_permutation(layer, x):
+    return torch.allclose(layer(x), layer(x))
+
+
+def equivariant_returns_tensor(layer, x):
+    """Right idea, but returns a float tensor instead of a bool."""
+    return torch.tensor(float(equivariant_solution(layer, x)))
+
+
+# ---------------------------------------------------------------- chapter 8: multi-head scores with RoPE
+
+
+def rope_scores_solution(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = (x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)
+    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
+    q, k = pe.apply_rope(q), pe.apply_rope(k)
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def rope_scores_rotate_before_split(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = pe.apply_rope(x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)
+    k = pe.apply_rope(x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def rope_scores_no_transpose(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = pe.apply_rope((x @ w_q).reshape(b, n_heads, s, head_dim))
+    k = pe.apply_rope((x @ w_k).reshape(b, n_heads, s, head_dim))
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+def rope_scores_wrong_scale(x, w_q, w_k, n_heads):
+    return rope_scores_solution(x, w_q, w_k, n_heads) * math.sqrt(x.shape[-1] // n_heads) / math.sqrt(x.shape[-1])
+
+
+def rope_scores_interleaved(x, w_q, w_k, n_heads):
+    b, s, d = x.shape
+    head_dim = d // n_heads
+    q = pe.apply_rope((x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2), layout="interleaved")
+    k = pe.apply_rope((x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2), layout="interleaved")
+    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+
+
+# ---------------------------------------------------------------- chapter 9: pairs that never turn a full circle
+
+
+def fraction_unseen_solution(train_len, head_dim, base=10000.0):
+    theta = pe.rope_frequencies(head_dim, base)
+    return float(((train_len - 1) * theta < 2 * math.pi).double().mean())
+
+
+def fraction_unseen_one_radian(train_len, head_dim, base=10000.0):
+    theta = pe.rope_frequencies(head_dim, base)
+    return float(((train_len - 1) * theta < 1).double().mean())
+
+
+def fraction_unseen_count(train_len, head_dim, base=10000.0):
+    theta = pe.rope_frequencies(head_dim, base)
+    return int(((train_len - 1) * theta < 2 * math.pi).sum())
+
+
+def fraction_unseen_no_factor_two(train_len, head_dim, base=10000.0):
+    theta = base ** (-torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+    return float(((train_len - 1) * theta < 2 * math.pi).double().mean())
+
+
+def fraction_unseen_ignores_base(train_len, head_dim, base=10000.0):
+    return fraction_unseen_solution(train_len, head_dim)
+
+
+# ---------------------------------------------------------------- chapter 10: interleaved to half layout
+
+
+def to_half_solution(x):
+    return torch.cat((x[..., 0::2], x[..., 1::2]), dim=-1)
+
+
+def to_half_inverse(x):
+    return x[..., pe.half_to_interleaved_permutation(x.shape[-1])]
+
+
+def to_half_odd_first(x):
+    return torch.cat((x[..., 1::2], x[..., 0::2]), dim=-1)
+
+
+def to_half_evens_only(x):
+    return x[..., 0::2]
+
+
+def to_half_numpy(x):
+    return to_half_solution(x).numpy()
+
+
+CHECKERS = {
+    "equivariant": (
+        check_is_equivariant,
+        equivariant_solution,
+        [equivariant_tests_invariance, equivariant_reversal_only, equivariant_inverse_perm,
+         equivariant_no_permutation, equivariant_returns_tensor],
+    ),
+    "rope_scores": (
+        check_rope_scores,
+        rope_scores_solution,
+        [rope_scores_rotate_before_split, rope_scores_no_transpose, rope_scores_wrong_scale, rope_scores_interleaved],
+    ),
+    "fraction_unseen": (
+        check_fraction_unseen,
+        fraction_unseen_solution,
+        [fraction_unseen_one_radian, fraction_unseen_count, fraction_unseen_no_factor_two,
+         fraction_unseen_ignores_base],
+    ),
+    "interleaved_to_half": (
+        check_interleaved_to_half,
+        to_half_solution,
+        [to_half_inverse, to_half_odd_first, to_half_evens_only, to_half_numpy],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_checker_passes_the_solution(name, capsys):
+    checker, solution, _ = CHECKERS[name]
+    result = checker(solution)
+    assert result and result.passed
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_checker_fails_the_stub(name, capsys):
+    checker, _, _ = CHECKERS[name]
+    result = checker(stub)
+    assert not result
+    assert "not implemented" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name, wrong",
+    [(name, wrong) for name, (_, _, wrongs) in CHECKERS.items() for wrong in wrongs],
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
+)
+def test_checker_fails_typical_wrong_answers(name, wrong, capsys):
+    checker, _, _ = CHECKERS[name]
+    result = checker(wrong)
+    assert not result
+    assert "❌" in capsys.readouterr().out
+
+
+def test_checkers_reject_a_non_function(capsys):
+    for checker, _, _ in CHECKERS.values():
+        assert not checker(42)
+
+
+def test_equivariance_checker_names_the_invariance_mistake(capsys):
+    check_is_equivariant(equivariant_tests_invariance)
+    assert "invariance" in capsys.readouterr().out
+
+
+def test_rope_scores_checker_names_the_missing_transpose(capsys):
+    check_rope_scores(rope_scores_no_transpose)
+    assert "transpose" in capsys.readouterr().out
+
+
+def test_the_rope_scores_solution_matches_the_chapter_8_block():
+    """The exercise's answer is what AttentionBlock(scheme='rope') computes (no mask, no biases)."""
+    from posenc_lib.blocks import AttentionBlock
+
+    torch.manual_seed(0)
+    block = AttentionBlock(16, 4, "rope", causal=False)
+    with torch.no_grad():
+        block.qkv.bias.zero_()
+        block.norm_attn.weight.fill_(1.0)
+        block.norm_attn.bias.zero_()
+        x = torch.randn(2, 5, 16)
+        trace = block.trace(x)
+        w_q, w_k, _ = block.qkv.weight.split(16, dim=0)  # nn.Linear stores (out, in)
+        normed = torch.nn.functional.layer_norm(x, (16,))
+        expected = rope_scores_solution(normed, w_q.T, w_k.T, 4)
+    torch.testing.assert_close(trace["scores"], expected, atol=1e-5, rtol=1e-5)
