@@ -77,3 +77,37 @@ def alibi_bias(
         bias = slopes * offset.clamp(max=0).to(dtype)  # (h, s_q, s_k)
         return bias.masked_fill(offset > 0, float("-inf"))
     return slopes * (-offset.abs()).to(dtype)
+
+
+# --- Analysis helpers used by the ALiBi chapter ------------------------------------------------
+
+
+def alibi_weights_by_distance(n_heads: int, seq_len: int) -> torch.Tensor:
+    """Attention weights the ALiBi bias alone gives, by distance, shape ``(h, s)``, float64.
+
+    The query is the last of ``seq_len`` positions and every content score
+    ``q . k`` is equal, so the weights are ``softmax(-m_h * r)`` over the
+    distances ``r = 0 .. s-1`` to the keys; column ``r`` is distance ``r``.
+    Each row sums to 1.
+    """
+    n_heads = check_positive_int("n_heads", n_heads)
+    seq_len = check_positive_int("seq_len", seq_len)
+    bias = alibi_bias(n_heads, 1, seq_len, dtype=torch.float64)  # (h, 1, s), key j at distance s-1-j
+    weights = torch.softmax(bias[:, 0, :], dim=-1)  # (h, s), indexed by key position
+    return weights.flip(-1)  # (h, s), indexed by distance
+
+
+def alibi_attention_span(n_heads: int, seq_len: int, mass: float = 0.9) -> torch.Tensor:
+    """Per head, the smallest distance ``r`` whose keys ``0 .. r`` back hold ``mass`` of the attention.
+
+    Uses :func:`alibi_weights_by_distance` (equal content scores, last query of
+    ``seq_len``). For a long sequence this is about ``ln(1 / (1 - mass)) / m_h``.
+    Returns an int64 tensor ``(h,)`` with values in ``0 .. seq_len - 1``.
+    """
+    if isinstance(mass, bool) or not isinstance(mass, (int, float)):
+        raise TypeError(f"mass must be a number in (0, 1], got {mass!r}")
+    if not 0.0 < mass <= 1.0:
+        raise ValueError(f"mass must be in (0, 1], got {mass}")
+    cumulative = alibi_weights_by_distance(n_heads, seq_len).cumsum(dim=-1)  # (h, s)
+    span = (cumulative < mass - 1e-12).sum(dim=-1)  # number of distances still short of `mass`
+    return span.clamp(max=seq_len - 1)

@@ -103,3 +103,93 @@ def line_plot(
     if curves:
         ax.legend(loc=legend_loc, fontsize=9)
     return ax
+
+
+def arrows_on_circle(
+    vectors: object,
+    *,
+    labels: Sequence[str],
+    title: str,
+    ax: plt.Axes | None = None,
+    xlabel: str = "first coordinate of the pair",
+    ylabel: str = "second coordinate of the pair",
+    cmap: str = "viridis",
+) -> plt.Axes:
+    """Draw 2-d vectors ``(n, 2)`` as labelled arrows from the origin, over the circle of their largest norm.
+
+    Arrow ``i`` is coloured by its index (early = dark, late = light), so a
+    sequence of rotations reads as a sweep.
+    """
+    points = _as_numpy(vectors)
+    if points.ndim != 2 or points.shape[1] != 2:
+        raise ValueError(f"vectors must have shape (n, 2), got {points.shape}")
+    if len(labels) != points.shape[0]:
+        raise ValueError(f"labels must have one entry per vector ({points.shape[0]}), got {len(labels)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4, 4))
+    radius = float(np.linalg.norm(points, axis=1).max()) or 1.0
+    ax.add_patch(plt.Circle((0, 0), radius, fill=False, color="0.75", linestyle="--"))
+    colours = plt.get_cmap(cmap)(np.linspace(0.0, 0.85, len(points)))
+    for (x, y), label, colour in zip(points, labels, colours):
+        ax.annotate("", xy=(x, y), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=1.8))
+        ax.text(1.12 * x, 1.12 * y, label, color=colour, ha="center", va="center", fontsize=9)
+    limit = 1.3 * radius
+    ax.set_xlim(-limit, limit)
+    ax.set_ylim(-limit, limit)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="0.85", lw=0.8, zorder=0)
+    ax.axvline(0, color="0.85", lw=0.8, zorder=0)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return ax
+
+
+def heatmap_grid(
+    matrices: object,
+    *,
+    titles: Sequence[str],
+    suptitle: str,
+    xlabel: str,
+    ylabel: str,
+    ncols: int = 4,
+    colorbar_label: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    cmap: str = "viridis",
+    panel_size: tuple[float, float] = (2.6, 2.4),
+) -> plt.Figure:
+    """Draw a stack of matrices ``(n, rows, cols)`` -- e.g. one per head, ``(h, s_q, s_k)`` -- on one colour scale.
+
+    Non-finite entries (such as a ``-inf`` causal mask) are left blank. Returns
+    the figure; one shared colour bar sits on the right.
+    """
+    stack = _as_numpy(matrices)
+    if stack.ndim != 3:
+        raise ValueError(f"matrices must be 3-D (n, rows, cols), got shape {stack.shape}")
+    if len(titles) != stack.shape[0]:
+        raise ValueError(f"titles must have one entry per matrix ({stack.shape[0]}), got {len(titles)}")
+    stack = np.where(np.isfinite(stack), stack, np.nan)
+    nrows = -(-stack.shape[0] // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(panel_size[0] * ncols + 1.0, panel_size[1] * nrows + 0.6), squeeze=False
+    )
+    low = np.nanmin(stack) if vmin is None else vmin
+    high = np.nanmax(stack) if vmax is None else vmax
+    image = None
+    for index, ax in enumerate(axes.flat):
+        if index >= stack.shape[0]:
+            ax.axis("off")
+            continue
+        image = ax.imshow(stack[index], aspect="auto", cmap=cmap, vmin=low, vmax=high, interpolation="nearest")
+        ax.set_title(titles[index], fontsize=10)
+        if index % ncols == 0:
+            ax.set_ylabel(ylabel)
+        if index // ncols == nrows - 1:
+            ax.set_xlabel(xlabel)
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    colorbar = fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.9)
+    if colorbar_label:
+        colorbar.set_label(colorbar_label)
+    return fig

@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_choice, check_even_int, check_floating, check_positive_float, check_tensor
+from ._checks import check_choice, check_even_int, check_floating, check_positive_float, check_positive_int, check_tensor
 
 LAYOUTS = ("half", "interleaved")
 
@@ -269,3 +269,107 @@ class RotaryEmbedding(nn.Module):
     def _ensure_cached(self, needed: int) -> None:
         if needed > self.cached_len:
             self.build_cache(max(needed, 2 * self.cached_len))
+
+
+# --- Analysis helpers used by the RoPE chapter -------------------------------------------------
+
+
+def rope_wavelengths(head_dim: int, base: float = 10000.0) -> torch.Tensor:
+    """Positions pair ``k`` needs for one full turn, ``2 pi / theta_k``, shape ``(d/2,)``, float64."""
+    return 2.0 * torch.pi / rope_frequencies(head_dim, base)
+
+
+def rope_decay_bound(distances: torch.Tensor | int, head_dim: int, base: float = 10000.0) -> torch.Tensor:
+    """RoFormer's long-term decay curve ``(1 / (d/2)) * sum_j |S_j(r)|``, shape ``(n,)``, float64.
+
+    With ``S_j(r) = sum_{k<j} exp(i r theta_k)`` (``j = 1 .. d/2``), Abel summation
+    bounds the score of any query/key pair at relative distance ``r`` by
+    ``max_k |h_{k+1} - h_k| * sum_j |S_j(r)|`` (``h_k`` the complex product of
+    pair ``k`` of ``q`` and the conjugate of pair ``k`` of ``k``, ``h_{d/2} = 0``).
+    This returns the distance-dependent factor divided by ``d/2``: it equals
+    ``(d/2 + 1) / 2`` at ``r = 0`` and trends down with ``r``, though not monotonically.
+
+    Args:
+        distances: relative distances ``r``, a 1-D tensor ``(n,)`` or an int ``n`` meaning ``0 .. n-1``.
+        head_dim: ``d``, even.
+        base: frequency base.
+    """
+    if isinstance(distances, bool) or not isinstance(distances, (int, torch.Tensor)):
+        raise TypeError(f"distances must be a positive int or a 1-D torch.Tensor (n,), got {type(distances).__name__}")
+    if isinstance(distances, int) and distances <= 0:
+        raise ValueError(f"distances (a count) must be a positive integer, got {distances}")
+    if isinstance(distances, torch.Tensor) and distances.dim() != 1:
+        raise ValueError(f"distances must be 1-D (n,), got shape {tuple(distances.shape)}")
+    angles = rope_angles(distances, head_dim, base)  # (n, d/2)
+    partial_real = angles.cos().cumsum(dim=-1)  # (n, d/2): Re S_1 .. Re S_{d/2}
+    partial_imag = angles.sin().cumsum(dim=-1)  # (n, d/2)
+    return torch.hypot(partial_real, partial_imag).mean(dim=-1)
+
+
+def rope_angle_gap(
+    positions: torch.Tensor | int,
+    train_len: int,
+    head_dim: int,
+    base: float = 10000.0,
+    *,
+    frequencies: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """How far each rotation angle is from every angle seen in training, shape ``(s, d/2)``, float64.
+
+    Entry ``[i, k]`` is the circular distance (radians, in ``[0, pi]``) between the
+    angle ``p_i * theta_k`` of pair ``k`` at position ``p_i`` and the nearest of the
+    angles ``r * theta_k`` that pair took at the positions ``r = 0 .. train_len - 1``
+    of training. It is 0 for positions seen in training; for a pair whose wavelength
+    exceeds ``train_len`` it grows once ``p_i`` passes ``train_len``, because those
+    angles were never produced during training. Positions may be fractional (as
+    in position interpolation).
+
+    Args:
+        positions: a 1-D tensor ``(s,)`` or an int ``s`` meaning ``0 .. s-1``.
+        train_len: number of positions seen in training, ``L``.
+        head_dim: ``d``, even.
+        base: frequency base (ignored when ``frequencies`` is given).
+        frequencies: optional ``(d/2,)`` frequencies replacing the standard ones.
+    """
+    train_len = check_positive_int("train_len", train_len)
+    query = torch.remainder(rope_angles(positions, head_dim, base, frequencies=frequencies), 2 * torch.pi)
+    query = query.T.contiguous()  # (d/2, s)
+    seen = torch.remainder(rope_angles(train_len, head_dim, base, frequencies=frequencies), 2 * torch.pi)
+    seen = seen.T.sort(dim=-1).values.contiguous()  # (d/2, L), each row sorted
+    index = torch.searchsorted(seen, query)  # (d/2, s), in 0 .. L
+    above = seen.gather(-1, index.clamp(max=train_len - 1))  # nearest seen angle >= query (or the largest)
+    below = seen.gather(-1, (index - 1).clamp(min=0))  # nearest seen angle <= query (or the smallest)
+    wrapped_first = seen[:, :1] + 2 * torch.pi  # the smallest seen angle, one turn up
+    wrapped_last = seen[:, -1:] - 2 * torch.pi  # the largest seen angle, one turn down
+    gaps = torch.stack(
+        [(query - above).abs(), (query - below).abs(), (wrapped_first - query).abs(), (query - wrapped_last).abs()]
+    )  # (4, d/2, s)
+    return gaps.min(dim=0).values.T  # (s, d/2)
+
+
+def convert_qk_weight(weight: torch.Tensor, n_heads: int, *, to: str = "half") -> torch.Tensor:
+    """Permute a query/key projection so a checkpoint works with the other RoPE layout.
+
+    ``weight`` is ``W_q`` or ``W_k`` as stored in ``nn.Linear`` -- shape
+    ``(h * d, d_model)``, output rows grouped by head -- or its bias ``(h * d,)``.
+    Within every head the rows are reordered with
+    :func:`interleaved_to_half_permutation` (``to="half"``: Meta/RoFormer
+    checkpoint -> HF/GPT-NeoX code) or its inverse (``to="interleaved"``). Queries
+    and keys then come out permuted the same way, so after RoPE in the new layout
+    every attention score is unchanged. ``W_v`` and ``W_o`` are not touched.
+
+    Returns a new tensor shaped like ``weight``.
+    """
+    weight = check_tensor("weight", weight)
+    n_heads = check_positive_int("n_heads", n_heads)
+    check_choice("to", to, LAYOUTS)
+    rows = weight.shape[0]
+    if rows % n_heads:
+        raise ValueError(f"weight.shape[0] must be a multiple of n_heads={n_heads}, got shape {tuple(weight.shape)}")
+    head_dim = check_even_int("head_dim (weight.shape[0] // n_heads)", rows // n_heads)
+    if to == "half":
+        perm = interleaved_to_half_permutation(head_dim)
+    else:
+        perm = half_to_interleaved_permutation(head_dim)
+    per_head = weight.unflatten(0, (n_heads, head_dim))  # (h, d, ...) or (h, d)
+    return per_head[:, perm].flatten(0, 1)  # (h * d, ...)

@@ -1,0 +1,171 @@
+"""The RoPE and ALiBi checkers fail on the stub and on typical wrong answers, and pass on right ones."""
+
+import math
+
+import pytest
+import torch
+
+from posenc_lib.exercises import check_alibi_slopes, check_rope_half, check_rope_interleaved
+
+
+# --- right answers, written from scratch (no posenc_lib) -----------------------------------------
+
+def rope_half(x, positions, base=10000.0):
+    d = x.shape[-1]
+    theta = base ** (-2 * torch.arange(d // 2, dtype=torch.float64) / d)  # (d/2,)
+    angles = positions.double()[:, None] * theta  # (s, d/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def rope_interleaved(x, positions, base=10000.0):
+    d = x.shape[-1]
+    theta = base ** (-2 * torch.arange(d // 2, dtype=torch.float64) / d)
+    angles = positions.double()[:, None] * theta
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2)
+
+
+def rope_half_float32_angles(x, positions, base=10000.0):
+    """A right answer computed the way many students will: everything in float32."""
+    d = x.shape[-1]
+    theta = 1.0 / base ** (torch.arange(0, d, 2).float() / d)
+    angles = positions.float()[:, None] * theta
+    emb = torch.cat([angles, angles], dim=-1)  # (s, d)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * emb.cos() + torch.cat([-x2, x1], dim=-1) * emb.sin()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+# --- typical wrong answers ---------------------------------------------------------------------
+
+def make_half(sign=1.0, freq_factor=2.0, use_positions=True, use_base=True):
+    def fn(x, positions, base=10000.0):
+        d = x.shape[-1]
+        b = base if use_base else 10000.0
+        theta = b ** (-freq_factor * torch.arange(d // 2, dtype=torch.float64) / d)
+        pos = positions if use_positions else torch.arange(x.shape[-2])
+        angles = sign * pos.double()[:, None] * theta
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+        x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+    return fn
+
+
+def make_interleaved(**kwargs):
+    half = make_half(**kwargs)
+
+    def fn(x, positions, base=10000.0):
+        d = x.shape[-1]
+        to_half = torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
+        return half(x[..., to_half], positions, base)[..., torch.argsort(to_half)]
+
+    return fn
+
+
+def test_rope_half_passes_on_right_answers(capsys):
+    assert check_rope_half(rope_half)
+    assert check_rope_half(rope_half_float32_angles)
+    assert "✅" in capsys.readouterr().out
+
+
+def test_rope_interleaved_passes_on_right_answers():
+    assert check_rope_interleaved(rope_interleaved)
+    assert check_rope_interleaved(make_interleaved())
+
+
+def test_stubs_fail_with_not_implemented(capsys):
+    for checker in (check_rope_half, check_rope_interleaved, check_alibi_slopes):
+        result = checker(stub)
+        assert not result
+        assert "not implemented" in capsys.readouterr().out
+
+
+def test_a_non_function_fails():
+    assert not check_rope_half(None)
+    assert not check_alibi_slopes([0.5, 0.25])
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (rope_interleaved, "interleaved layout"),
+        (make_half(sign=-1.0), "-theta"),
+        (make_half(freq_factor=1.0), "base^(-k/d)"),
+        (make_half(use_positions=False), "ignored the positions"),
+        (make_half(use_base=False), "base argument is ignored"),
+        (lambda x, positions, base=10000.0: x, "split x into halves"),  # no rotation at all: generic hint
+    ],
+    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored", "base-ignored", "identity"],
+)
+def test_rope_half_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
+    assert not check_rope_half(wrong)
+    assert hint in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (rope_half, "half-split layout"),
+        (make_interleaved(sign=-1.0), "-theta"),
+        (make_interleaved(freq_factor=1.0), "base^(-k/d)"),
+        (make_interleaved(use_positions=False), "ignored the positions"),
+    ],
+    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored"],
+)
+def test_rope_interleaved_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
+    assert not check_rope_interleaved(wrong)
+    assert hint in capsys.readouterr().out
+
+
+def test_rope_checker_reports_a_crash_instead_of_raising(capsys):
+    def crashes(x, positions, base=10000.0):
+        return x @ torch.ones(3, 3)
+
+    assert not check_rope_half(crashes)
+    assert "raised" in capsys.readouterr().out
+
+
+# --- ALiBi slopes ------------------------------------------------------------------------------
+
+def authors_slopes(n):
+    def power_of_two(count):
+        return [2.0 ** (-8.0 * h / count) for h in range(1, count + 1)]
+
+    if math.log2(n).is_integer():
+        return power_of_two(n)
+    p = 2 ** math.floor(math.log2(n))
+    return power_of_two(p) + power_of_two(2 * p)[0::2][: n - p]
+
+
+def naive_slopes(n):
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+def test_alibi_slopes_passes_on_right_answers():
+    assert check_alibi_slopes(authors_slopes)
+    assert check_alibi_slopes(lambda n: torch.tensor(authors_slopes(n)))
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (naive_slopes, "2^(-8h/n) for every n"),
+        (lambda n: sorted(authors_slopes(n), reverse=True), "your slopes are sorted"),
+        (lambda n: sorted(authors_slopes(n)), "increasing order"),
+        (lambda n: [2.0 ** (-8.0 * h / n) for h in range(n)], "off by one"),
+        (lambda n: authors_slopes(2 ** math.floor(math.log2(n))) + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[1::2][: n - 2 ** math.floor(math.log2(n))], "[1::2]"),
+        (lambda n: authors_slopes(2 ** math.floor(math.log2(n))) + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[: n - 2 ** math.floor(math.log2(n))], "first n - p"),
+        (lambda n: authors_slopes(n)[:-1], "for a power of two n"),  # one slope short: generic hint
+    ],
+    ids=["naive", "sorted-desc", "sorted-asc", "zero-based", "odd-extras", "first-extras", "too-short"],
+)
+def test_alibi_slopes_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
+    assert not check_alibi_slopes(wrong)
+    assert hint in capsys.readouterr().out
