@@ -6,7 +6,14 @@ Shape notation throughout: ``b`` batch, ``h`` heads, ``s`` sequence length,
 
 from .alibi import alibi_bias, alibi_slopes
 from .attention import attention, causal_mask
-from .learned import LearnedPositionalEmbedding
+from .learned import (
+    LearnedPositionalEmbedding,
+    PositionProbe,
+    cosine_similarity_matrix,
+    position_targets,
+    similarity_by_offset,
+    train_position_probe,
+)
 from .rope import (
     RotaryEmbedding,
     apply_rope,
@@ -18,8 +25,11 @@ from .rope import (
 )
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
+    interleaved_to_concatenated_permutation,
     shift_matrix,
+    sinusoidal_dot_by_distance,
     sinusoidal_encoding,
+    sinusoidal_encoding_loop,
     sinusoidal_frequencies,
 )
 from .toy import ToyAttentionHead, embed_words
@@ -27,6 +37,15 @@ from .toy import ToyAttentionHead, embed_words
 __version__ = "0.1.0"
 
 __all__ = [
+    # sinusoidal and learned extras (chapters 3 and 4)
+    "PositionProbe",
+    "cosine_similarity_matrix",
+    "interleaved_to_concatenated_permutation",
+    "position_targets",
+    "similarity_by_offset",
+    "sinusoidal_dot_by_distance",
+    "sinusoidal_encoding_loop",
+    "train_position_probe",
     "LearnedPositionalEmbedding",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",

@@ -193,3 +193,67 @@ def heatmap_grid(
     if colorbar_label:
         colorbar.set_label(colorbar_label)
     return fig
+
+
+def trajectory_plot(
+    paths: dict[str, object],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    ax: plt.Axes | None = None,
+    label_points: bool = True,
+) -> plt.Axes:
+    """Draw named 2-d paths, each ``(n, 2)``, as joined markers; point ``i`` is labelled ``i``.
+
+    Used for "the same word at positions 0, 1, 2, ...": each path is one word,
+    each point one position, projected onto two coordinates. Equal axis scales,
+    so circles look like circles.
+    """
+    if not paths:
+        raise ValueError("paths must hold at least one named (n, 2) array")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 5))
+    for name, path in paths.items():
+        points = _as_numpy(path)
+        if points.ndim != 2 or points.shape[1] != 2:
+            raise ValueError(f"path {name!r} must have shape (n, 2), got {points.shape}")
+        (line,) = ax.plot(points[:, 0], points[:, 1], marker="o", markersize=4, lw=1, label=name)
+        if label_points:
+            for index, (x, y) in enumerate(points):
+                ax.annotate(str(index), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=line.get_color())
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=9)
+    return ax
+
+
+def bar_plot(
+    labels: Sequence[str],
+    values: object,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    ax: plt.Axes | None = None,
+    logy: bool = False,
+    value_format: str = "{:.2f}",
+) -> plt.Axes:
+    """One bar per label, its value written above it (``value_format``); optional log y axis."""
+    heights = _as_numpy(values)
+    if heights.ndim != 1 or heights.shape[0] != len(labels):
+        raise ValueError(f"values must be 1-D with one entry per label ({len(labels)}), got shape {heights.shape}")
+    if ax is None:
+        _, ax = plt.subplots()
+    bars = ax.bar(range(len(labels)), heights, color=plt.get_cmap("viridis")(np.linspace(0.15, 0.75, len(labels))))
+    ax.set_xticks(range(len(labels)), labels)
+    ax.bar_label(bars, labels=[value_format.format(h) for h in heights], fontsize=9)
+    if logy:
+        ax.set_yscale("log")
+    ax.margins(y=0.15)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return ax

@@ -18,6 +18,8 @@ For odd ``d`` the last pair has only its sine column.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torch import nn
@@ -138,3 +140,69 @@ class SinusoidalPositionalEncoding(nn.Module):
                 f"with max_len={self.max_len}; construct it with a larger max_len"
             )
         return x + self.pe[offset : offset + seq_len].to(x.dtype)
+
+
+def sinusoidal_encoding_loop(seq_len: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Reference table built one entry at a time with plain Python, interleaved layout, float64.
+
+    Same numbers as ``sinusoidal_encoding(seq_len, d_model, base=base)`` (to
+    float64 round-off): column ``c`` of row ``p`` is ``sin(p * omega_k)`` if
+    ``c = 2k`` is even and ``cos(p * omega_k)`` if ``c = 2k + 1`` is odd, with
+    ``omega_k = base ** (-2k / d)``. It exists to be read next to the formula
+    and to be timed against the vectorised version; do not use it for real work.
+
+    Returns:
+        ``np.ndarray`` of shape ``(s, d)``.
+    """
+    seq_len = check_positive_int("seq_len", seq_len)
+    d_model = check_positive_int("d_model", d_model)
+    base = check_positive_float("base", base)
+    table = np.empty((seq_len, d_model))
+    for position in range(seq_len):
+        for column in range(d_model):
+            pair = column // 2  # columns 2k and 2k + 1 share pair index k
+            angle = position * base ** (-2.0 * pair / d_model)
+            table[position, column] = math.sin(angle) if column % 2 == 0 else math.cos(angle)
+    return table
+
+
+def interleaved_to_concatenated_permutation(d_model: int) -> np.ndarray:
+    """Column order ``perm`` with ``concatenated = interleaved[:, perm]``, shape ``(d,)``, int64.
+
+    The two layouts hold the same ``d`` numbers per position; the concatenated
+    one lists the even (sine) columns of the interleaved one first, then the odd
+    (cosine) columns: ``perm = [0, 2, 4, ..., 1, 3, 5, ...]``. The inverse order
+    is ``np.argsort(perm)``.
+    """
+    d_model = check_positive_int("d_model", d_model)
+    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+
+
+def sinusoidal_dot_by_distance(distance: object, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """``PE(p) . PE(p + k)`` for distances ``k``, which does not depend on ``p`` (even ``d`` only).
+
+    Each sin/cos pair contributes ``sin(a) sin(b) + cos(a) cos(b) = cos(a - b)``
+    with ``a - b = -k * omega_j``, so the dot product is ``sum_j cos(k * omega_j)``:
+    ``d / 2`` at ``k = 0``, an even function of ``k``. The same holds in either
+    layout (it is a column permutation). For odd ``d`` the lone sine column adds
+    a term that depends on ``p``, so odd ``d`` is rejected.
+
+    Args:
+        distance: a number or an array of distances ``k`` (any shape, real).
+        d_model: even width ``d``.
+        base: as in :func:`sinusoidal_encoding`.
+
+    Returns:
+        float64 array with the shape of ``distance``.
+    """
+    d_model = check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(f"d_model must be even (the dot product depends only on the distance for full sin/cos pairs), got {d_model}")
+    try:
+        distances = np.asarray(distance, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"distance must be a real number or an array of them, got {type(distance).__name__}") from None
+    if not np.all(np.isfinite(distances)):
+        raise ValueError("distance must be finite")
+    omega = sinusoidal_frequencies(d_model, base=base)  # (d/2,)
+    return np.cos(np.multiply.outer(distances, omega)).sum(axis=-1)  # (...,) summed over pairs

@@ -1,0 +1,151 @@
+"""Checkers for the sinusoidal chapter's coding exercises.
+
+- :func:`check_sinusoidal`: ``fn(seq_len, d_model)`` returns the interleaved
+  sinusoidal table ``(s, d)`` (numpy or torch), for any ``d`` including odd.
+- :func:`check_shift_matrix`: ``fn(k, d_model)`` returns the ``(d, d)`` matrix
+  ``M_k`` with ``PE(p + k) = M_k @ PE(p)`` for every position ``p`` (even ``d``).
+
+The references are :func:`posenc_lib.sinusoidal_encoding` and
+:func:`posenc_lib.shift_matrix`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..sinusoidal import shift_matrix, sinusoidal_encoding
+from ._core import Case, CheckResult, Diagnosis, check_function
+
+BASE = 10000.0
+
+
+def _table(seq_len: int, d_model: int, *, exponent: Callable[[np.ndarray, int], np.ndarray] | None = None,
+           cos_exponent: Callable[[np.ndarray, int], np.ndarray] | None = None, swap: bool = False,
+           first_position: int = 0) -> np.ndarray:
+    """An interleaved table with one thing changed; the typical wrong answers are built from it.
+
+    ``exponent(k, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
+    pair ``k`` (right answer: ``2k / d``); ``cos_exponent`` the same for the cosine column.
+    """
+    exponent = exponent or (lambda k, d: 2 * k / d)
+    cos_exponent = cos_exponent or exponent
+    positions = np.arange(first_position, first_position + seq_len, dtype=np.float64)[:, None]  # (s, 1)
+    sin_pairs = np.arange((d_model + 1) // 2, dtype=np.float64)  # (ceil(d/2),)
+    cos_pairs = np.arange(d_model // 2, dtype=np.float64)  # (floor(d/2),)
+    even = positions / BASE ** exponent(sin_pairs, d_model)  # (s, ceil(d/2)) angles of the even columns
+    odd = positions / BASE ** cos_exponent(cos_pairs, d_model)  # (s, floor(d/2)) angles of the odd columns
+    first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
+    table = np.empty((seq_len, d_model))
+    table[:, 0::2] = first(even)
+    table[:, 1::2] = second(odd)
+    return table
+
+
+SINUSOIDAL_DIAGNOSES = [
+    Diagnosis(
+        "your exponent is off by one pair: pair k = 0 must have frequency 1 (wavelength 2*pi), i.e. "
+        "omega_k = 10000^(-2k/d) with k starting at 0, not 10000^(-2(k+1)/d).",
+        lambda s, d: _table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
+    ),
+    Diagnosis(
+        "the cosine column 2k+1 must use the SAME frequency as the sine column 2k: omega_k = 10000^(-2k/d). "
+        "You used the odd column's own index, 10000^(-(2k+1)/d).",
+        lambda s, d: _table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
+    ),
+    Diagnosis(
+        "you doubled the index: with c = 2k the column index, the exponent is c/d = 2k/d, not 2c/d = 4k/d "
+        "(writing 2i with i already the column index is the classic mix-up).",
+        lambda s, d: _table(s, d, exponent=lambda k, d: 4 * k / d),
+    ),
+    Diagnosis(
+        "sin and cos are swapped: even columns (0, 2, 4, ...) hold sin, odd columns hold cos. "
+        "Check position 0: it must be [0, 1, 0, 1, ...].",
+        lambda s, d: _table(s, d, swap=True),
+    ),
+    Diagnosis(
+        "these are the right numbers in the concatenated layout [all sines | all cosines]; "
+        "this exercise asks for the interleaved one: column 2k = sin, column 2k+1 = cos.",
+        lambda s, d: sinusoidal_encoding(s, d, layout="concatenated"),
+    ),
+    Diagnosis(
+        "positions start at 0, not 1: the first row is position 0.",
+        lambda s, d: _table(s, d, first_position=1),
+    ),
+    Diagnosis(
+        "for odd d_model the table still has d_model columns: the last one is a sine whose cosine partner "
+        "does not fit. You returned d_model + 1 columns.",
+        lambda s, d: sinusoidal_encoding(s, d + 1) if d % 2 else None,
+    ),
+]
+
+
+def check_sinusoidal(fn: Callable[[int, int], Any]) -> CheckResult:
+    """Check ``fn(seq_len, d_model) -> (s, d)`` against the interleaved sinusoidal table (base 10000)."""
+    shapes = [(8, 6), (50, 64), (1, 4), (10, 7), (3, 1)]
+    cases = [
+        Case(f"seq_len={s}, d_model={d}", (s, d), {}, sinusoidal_encoding(s, d)) for s, d in shapes
+    ]
+    return check_function(
+        "Sinusoidal table from the formula",
+        fn,
+        cases,
+        hint="row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
+        "for odd d the last column is a sine.",
+        diagnoses=SINUSOIDAL_DIAGNOSES,
+    )
+
+
+def _block_rotation(k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0) -> np.ndarray:
+    """Block-diagonal matrix of 2x2 blocks [[cos, s*sin], [-s*sin, cos]] of angle k * omega_j."""
+    matrix = np.zeros((d_model, d_model))
+    for j, w in enumerate(omega):
+        c, s = np.cos(k * w), np.sin(k * w)
+        matrix[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [-sign * s, c]]
+    return matrix
+
+
+SHIFT_DIAGNOSES = [
+    Diagnosis(
+        "your matrix shifts the wrong way: it maps PE(p) to PE(p - k). Apply the angle-addition formulas "
+        "to sin(a + b) and cos(a + b) again; the sign of the sin(b) entries decides the direction.",
+        lambda k, d: shift_matrix(-k, d),
+    ),
+    Diagnosis(
+        "every pair rotates by its own angle k * omega_j with omega_j = 10000^(-2j/d); you used k for all of them.",
+        lambda k, d: _block_rotation(k, d, np.ones(d // 2)),
+    ),
+    Diagnosis(
+        "off by one pair in the frequency: pair j = 0 has omega_0 = 1, so use 10000^(-2j/d), not 10000^(-2(j+1)/d).",
+        lambda k, d: _block_rotation(k, d, BASE ** (-2.0 * (np.arange(d // 2) + 1) / d)),
+    ),
+    Diagnosis(
+        "this matrix works for the concatenated layout (sines first, then cosines); the table here is interleaved, "
+        "so the 2x2 blocks sit on the diagonal at rows/columns (2j, 2j+1).",
+        lambda k, d: _concatenated_shift(k, d),
+    ),
+]
+
+
+def _concatenated_shift(k: float, d_model: int) -> np.ndarray:
+    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])  # interleaved -> concatenated
+    return shift_matrix(k, d_model)[np.ix_(order, order)]
+
+
+def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
+    """Check ``fn(k, d_model) -> (d, d)`` is the matrix with ``PE(p + k) = M_k @ PE(p)`` for every ``p``.
+
+    The rows of a sinusoidal table span the whole space, so this matrix is unique
+    and the checker compares it with :func:`posenc_lib.shift_matrix`.
+    """
+    arguments = [(1, 2), (3, 4), (0, 6), (-2, 8), (5, 16), (7, 64)]
+    cases = [Case(f"k={k}, d_model={d}", (k, d), {}, shift_matrix(k, d)) for k, d in arguments]
+    return check_function(
+        "Shift matrix M_k",
+        fn,
+        cases,
+        hint="M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
+        "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j.",
+        diagnoses=SHIFT_DIAGNOSES,
+    )
