@@ -1,0 +1,400 @@
+"""The student edition (tools/make_student.py): nothing of a solution leaks, and it runs up to each stub.
+
+Two halves. The generator is first tested on a fixture notebook with known content
+(tests/_exercise_fixture.py: nbgrader markers at several indentations, tagged cells,
+gated and ungated solutions, stored outputs). Then the real book is turned into a
+student edition in a temporary folder, and for every notebook found under book/:
+
+- no line of any solution appears in the edition (lines that are blank, comments,
+  punctuation only, or that also appear outside solutions somewhere in the book are
+  not evidence of a leak);
+- no output of a solution cell appears in it;
+- run cell by cell (errors allowed), the only errors are ``NotImplementedError`` in
+  cells that hold a stub, and every checker called on a stubbed function prints a
+  failing verdict instead of crashing.
+
+The solution lines and outputs are found here independently of the generator's own
+bookkeeping (only the MyST fence reader is shared).
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import zipfile
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from _exercise_fixture import ROOT, SQUARE_STUDENT, TOTAL_STUDENT, code, load_tool, md, solution_notebook, write_book
+
+ms = load_tool("make_student")
+
+BOOK_NOTEBOOKS = ms.solution_notebooks(ROOT / "book")
+STUB = re.compile(r"^(?P<indent>\s*)# YOUR CODE HERE\n(?P=indent)raise NotImplementedError\(\)\s*$", re.MULTILINE)
+TEXT_STUB = "YOUR ANSWER HERE"
+
+
+def source(cell) -> str:
+    return ms.cell_source(cell)
+
+
+def read(path: pathlib.Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+# --------------------------------------------------------------------------- the generator on known input
+
+
+@pytest.fixture(scope="module")
+def fixture_edition(tmp_path_factory):
+    root = write_book(tmp_path_factory.mktemp("repo"), {"fixture": solution_notebook()})
+    edition = ms.make_student_edition(root / "book", root / "student", root=root, zip_path=root / "student.zip")
+    return root, edition, read(root / "student" / "book" / "fixture.ipynb")
+
+
+def test_a_marked_block_becomes_a_stub_indented_like_its_marker(fixture_edition):
+    _, _, student = fixture_edition
+    sources = [source(c) for c in student.cells if c.cell_type == "code"]
+    assert SQUARE_STUDENT in sources  # inside a def: 4 spaces; the def line and the checker call stay
+    assert TOTAL_STUDENT in sources  # inside a for loop: 8 spaces; two blocks in one cell; code after a block stays
+
+
+def test_a_tagged_cell_becomes_a_stub_cell(fixture_edition):
+    _, _, student = fixture_edition
+    assert "# YOUR CODE HERE\nraise NotImplementedError()" in [source(c) for c in student.cells if c.cell_type == "code"]
+    answers = [c for c in student.cells if c.cell_type == "markdown" and source(c) == TEXT_STUB]
+    assert len(answers) == 2  # the {solution} directive's body and the tagged markdown answer
+
+
+def test_exercise_text_stays_as_plain_markdown_and_the_solution_wrappers_go(fixture_edition):
+    _, _, student = fixture_edition
+    markdown = "\n\n".join(source(c) for c in student.cells if c.cell_type == "markdown")
+    assert "#### Exercise 1.1: Square a number\n\nWrite `square(x)` that returns $x^2$." in markdown
+    assert "#### Exercise 1.2: Loop sum" in markdown  # a colon fence
+    assert "#### Exercise 1.3: Explain\n\nWhy is $x^2 \\geq 0$?" in markdown
+    assert markdown.count("**Your answer.**") == 4
+    for gone in ("{exercise}", "{solution", ":label:", ":class: dropdown", "```", ":::"):
+        assert gone not in markdown
+
+
+def test_no_solution_content_and_no_solution_output_is_written(fixture_edition):
+    root, _, _ = fixture_edition
+    files = [p for p in (root / "student").rglob("*") if p.is_file()]
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert "SECRET-" not in text, path
+        assert "LEAKED-OUTPUT" not in text, path
+    with zipfile.ZipFile(root / "student.zip") as archive:
+        for name in archive.namelist():
+            data = archive.read(name).decode("utf-8", errors="replace")
+            assert "SECRET-" not in data and "LEAKED-OUTPUT" not in data, name
+
+
+def test_everything_else_is_intact(fixture_edition):
+    _, _, student = fixture_edition
+    original = solution_notebook()
+    kept = {source(c): c for c in student.cells}
+    for index in (0, 1, 2, 19):  # the opening, the set-up cell, two teaching cells with outputs
+        cell = original.cells[index]
+        assert source(cell) in kept, index
+        if cell.cell_type == "code":
+            assert kept[source(cell)].outputs == cell.outputs
+            assert kept[source(cell)].execution_count == cell.execution_count
+    assert [c.cell_type for c in student.cells].count("code") == [c.cell_type for c in original.cells].count("code")
+    assert all(not c.outputs for c in student.cells if c.cell_type == "code" and STUB.search(source(c)))
+
+
+def test_a_later_cell_that_uses_a_solution_loses_its_output(tmp_path):
+    root = write_book(tmp_path, {"fixture": solution_notebook(uses_solution_later=True)})
+    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    last = read(root / "student" / "book" / "fixture.ipynb").cells[-1]
+    assert source(last) == 'print("square(5) =", square(5))'
+    assert last.outputs == [] and last.execution_count is None
+
+
+def test_a_cell_that_rebinds_a_name_cleanly_keeps_its_output():
+    notebook = nbformat.v4.new_notebook(cells=[
+        md("```{exercise} E\n:label: ex-a-b\n\nx\n```"), md("```{solution-start} ex-a-b\n:class: dropdown\n```"),
+        code("value = 1  # SECRET", tags=["solution"]), md("```{solution-end}\n```"),
+        code("value = 2\nprint(value)", [nbformat.v4.new_output("stream", name="stdout", text="2\n")], count=1),
+        code("print(value + 1)", [nbformat.v4.new_output("stream", name="stdout", text="3\n")], count=2),
+    ])
+    result = ms.make_student_notebook(notebook, path=pathlib.Path("x.ipynb"))
+    assert [len(c.get("outputs", [])) for c in result.notebook["cells"] if c["cell_type"] == "code"] == [0, 1, 1]
+
+
+@pytest.mark.parametrize("bad", [
+    "def f():\n    ### BEGIN SOLUTION\n    return 1\n",  # never closed
+    "def f():\n    return 1\n    ### END SOLUTION\n",  # END without BEGIN
+    "### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",  # nested
+])
+def test_unbalanced_markers_are_an_error_naming_the_cell(bad):
+    notebook = nbformat.v4.new_notebook(cells=[md("# t"), code(bad)])
+    with pytest.raises(ms.NotebookError, match="broken.ipynb, cell 1"):
+        ms.make_student_notebook(notebook, path=pathlib.Path("broken.ipynb"))
+
+
+def test_hidden_tests_are_removed_and_markers_in_markdown_become_the_text_stub():
+    text, removed = ms.replace_marked_regions(
+        "assert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 4  # SECRET\n### END HIDDEN TESTS", ms.CODE_STUB, where="t")
+    assert text == "assert f(1) == 1" and removed == []
+    text, removed = ms.replace_marked_regions("Answer:\n\n  <!-- BEGIN SOLUTION -->\n  It is 4.\n  <!-- END SOLUTION -->\nDone.",
+                                              [TEXT_STUB], where="t")
+    assert text == f"Answer:\n\n  {TEXT_STUB}\nDone." and removed == [["  It is 4."]]
+
+
+def test_the_edition_has_the_library_a_readme_and_a_reproducible_zip(fixture_edition, tmp_path):
+    root, edition, _ = fixture_edition
+    out = root / "student"
+    library = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "posenc_lib").rglob("*.py"))
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "posenc_lib").rglob("*.py")) == library
+    readme = (out / "README.md").read_text()
+    assert "pip install ." in readme and "book/fixture.ipynb" in readme and "1.1 (coding)" in readme
+    assert (out / "pyproject.toml").read_text() == (ROOT / "pyproject.toml").read_text()
+    with zipfile.ZipFile(root / "student.zip") as archive:
+        names = sorted(archive.namelist())
+    assert names == sorted(f"student/{p.relative_to(out).as_posix()}" for p in out.rglob("*") if p.is_file())
+    again = ms.make_student_edition(root / "book", tmp_path / "student", root=root, zip_path=tmp_path / "student.zip")
+    assert (tmp_path / "student.zip").read_bytes() == (root / "student.zip").read_bytes()
+    assert again.results[0].stub_cells == edition.results[0].stub_cells
+
+
+def test_the_copied_library_is_the_one_the_edition_imports(fixture_edition):
+    root, _, _ = fixture_edition
+    found = subprocess.run([sys.executable, "-c", "import posenc_lib.exercises, posenc_lib; print(posenc_lib.__file__)"],
+                           cwd=root / "student", capture_output=True, text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert pathlib.Path(found.stdout.strip()).is_relative_to(root / "student")
+
+
+def test_it_refuses_to_replace_a_folder_that_is_not_an_edition(tmp_path):
+    root = write_book(tmp_path / "repo", {"fixture": solution_notebook()})
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "thesis.tex").write_text("keep me")
+    with pytest.raises(ms.NotebookError, match="refusing"):
+        ms.make_student_edition(root / "book", tmp_path / "precious", root=root, zip_path=None)
+    assert (tmp_path / "precious" / "thesis.tex").read_text() == "keep me"
+
+
+def test_the_nbgrader_export_marks_answers_and_adds_autograder_tests():
+    notebook = json.loads(nbformat.writes(solution_notebook()))
+    exported = ms.make_nbgrader_notebook(notebook, path=pathlib.Path("fixture.ipynb"), prefix="1.")
+    graded = [c for c in exported["cells"] if "nbgrader" in c["metadata"]]
+    grade_ids = [c["metadata"]["nbgrader"]["grade_id"] for c in graded]
+    assert len(grade_ids) == len(set(grade_ids))
+    answers = [c for c in graded if c["metadata"]["nbgrader"]["solution"]]
+    assert [c["cell_type"] for c in answers] == ["code", "code", "markdown", "code", "markdown"]
+    assert "SECRET-A" in ms.cell_source(answers[0])  # nbgrader removes the solution itself
+    tests = [c for c in graded if not c["metadata"]["nbgrader"]["solution"]]
+    assert [ms.cell_source(c).split("\n")[-1] for c in tests] == ["assert check_square(square)", "assert check_total(total)"]
+    assert all(c["metadata"]["nbgrader"]["locked"] and c["metadata"]["nbgrader"]["points"] == 1 for c in tests)
+    assert "SECRET-EXPLANATION" not in json.dumps(exported)  # untagged text in a solution is not for students either
+
+
+def test_the_toc_reader_without_pyyaml_agrees_with_pyyaml():
+    import yaml
+
+    text = (ROOT / "_toc.yml").read_text()
+    simple = ms._read_simple_toc(text)
+    full = yaml.safe_load(text)
+    files = lambda toc: [[c.get("file") for c in p.get("chapters", []) if isinstance(c, dict)] for p in toc["parts"]]  # noqa: E731
+    assert files(simple) == files(full)
+    assert [bool(p.get("numbered")) for p in simple["parts"]] == [bool(p.get("numbered")) for p in full["parts"]]
+
+
+# --------------------------------------------------------------------------- running a student notebook
+
+
+def execute(path: pathlib.Path) -> nbformat.NotebookNode:
+    """Run every cell, errors allowed, in the notebook's folder."""
+    notebook = read(path)
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return notebook
+
+
+def checker_calls(text: str) -> list[tuple[str, set[str]]]:
+    """Calls of ``check_*`` (not ``check_function``) outside function bodies: (name, names in the arguments)."""
+    try:
+        tree = ast.parse("\n".join("" if l.lstrip().startswith(("%", "!")) else l for l in text.split("\n")))
+    except SyntaxError:
+        return []
+    calls = []
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("check_") and node.func.id != "check_function":
+            names = {n.id for arg in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(arg) if isinstance(n, ast.Name)}
+            calls.append((node.func.id, names))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return calls
+
+
+def execution_problems(notebook: nbformat.NotebookNode) -> list[str]:
+    """Errors other than a stub's NotImplementedError, and checker calls on stubs that print no failing verdict."""
+    problems = []
+    stubbed: set[str] = set()  # names bound in cells that hold a stub
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        text = source(cell)
+        has_stub = bool(STUB.search(text))
+        if has_stub:
+            stubbed |= ms.names_used_and_bound(text)[1]
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        for error in errors:
+            if error.ename != "NotImplementedError" or not has_stub:
+                where = "a stub cell" if has_stub else "a cell without a stub"
+                problems.append(f"cell {index} ({where}) raised {error.ename}: {error.evalue}\n{text[:300]}")
+        if errors:
+            continue
+        printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        for name, arguments in checker_calls(text):
+            if "✅" not in printed and "❌" not in printed:
+                problems.append(f"cell {index}: {name}(...) printed no verdict")
+            elif arguments & stubbed and "❌" not in printed:
+                problems.append(f"cell {index}: {name}(...) on a stub did not print a failing verdict:\n{printed[:300]}")
+    return problems
+
+
+def test_the_fixture_edition_runs_up_to_each_stub(fixture_edition):
+    root, _, _ = fixture_edition
+    executed = execute(root / "student" / "book" / "fixture.ipynb")
+    assert execution_problems(executed) == []
+    printed = {i: "".join(o.get("text", "") for o in c.outputs) for i, c in enumerate(executed.cells) if c.cell_type == "code"}
+    verdicts = [text for text in printed.values() if "❌" in text]
+    assert len(verdicts) == 2 and all("not implemented yet" in text for text in verdicts)
+    errors = [o.ename for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert errors == ["NotImplementedError"]  # the tagged code cell, a stub at top level
+    assert "after the exercises" in printed[max(printed)]  # cells after the stubs still run
+
+
+def test_the_run_check_catches_a_cell_that_needs_a_solution(tmp_path):
+    root = write_book(tmp_path, {"fixture": solution_notebook(uses_solution_later=True)})
+    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    problems = execution_problems(execute(root / "student" / "book" / "fixture.ipynb"))
+    assert len(problems) == 1 and "without a stub" in problems[0] and "NotImplementedError" in problems[0]
+
+
+# --------------------------------------------------------------------------- the real book
+
+
+def solution_parts(notebook: nbformat.NotebookNode) -> tuple[list[str], list[int]]:
+    """(lines of solution content, indices of cells that are solutions or sit inside a gated solution)."""
+    lines: list[str] = []
+    cells: list[int] = []
+    inside = False
+    for index, cell in enumerate(notebook.cells):
+        text = source(cell)
+        in_markers = False
+        for line in text.split("\n"):
+            if "BEGIN SOLUTION" in line:
+                in_markers = True
+            elif "END SOLUTION" in line:
+                in_markers = False
+            elif in_markers:
+                lines.append(line)
+        tagged = "solution" in cell.metadata.get("tags", [])
+        if tagged:
+            lines += text.split("\n")
+        starts_inside = inside
+        if cell.cell_type == "markdown":
+            text_lines = text.split("\n")
+            cursor = 0
+            for directive in ms.find_directives(text):
+                if inside:
+                    lines += text_lines[cursor:directive.start]
+                cursor = directive.end + 1
+                if directive.name == "solution":
+                    lines += directive.body.split("\n")
+                elif directive.name == "solution-start":
+                    inside = True
+                elif directive.name == "solution-end":
+                    inside = False
+            if inside:
+                lines += text_lines[cursor:]
+        if tagged or "BEGIN SOLUTION" in text or starts_inside or inside:
+            cells.append(index)
+    return lines, cells
+
+
+def trivial(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#") or not re.search(r"[A-Za-z0-9]", stripped)
+
+
+def output_lines(cell) -> list[str]:
+    return [line.strip() for text in ms.output_texts(cell) for line in text.split("\n")]
+
+
+@pytest.fixture(scope="module")
+def book_edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("edition") / "student"
+    edition = ms.make_student_edition(ROOT / "book", out, zip_path=None)
+    return {r.path.name: r for r in edition.results}, out
+
+
+@pytest.fixture(scope="module")
+def book_solutions():
+    """Per notebook: (solution lines, solution cells); and the lines that occur outside solutions anywhere."""
+    parts, outside = {}, collections.Counter()
+    for path in BOOK_NOTEBOOKS:
+        notebook = read(path)
+        lines, cells = solution_parts(notebook)
+        parts[path.name] = (lines, cells)
+        everything = collections.Counter(line.strip() for c in notebook.cells for line in source(c).split("\n"))
+        everything.subtract(collections.Counter(line.strip() for line in lines))
+        outside.update({line: n for line, n in everything.items() if n > 0})
+    return parts, outside
+
+
+def test_the_book_has_exercises(book_edition):
+    results, _ = book_edition
+    assert sum(len(r.exercises) for r in results.values()) > 0, "no exercises in any notebook under book/"
+    assert sum(len(r.stub_cells) for r in results.values()) > 0, "exercises, but no solution is marked for the student edition"
+
+
+@pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
+def test_no_line_of_a_solution_is_in_the_student_edition(path, book_edition, book_solutions):
+    _, out = book_edition
+    parts, outside = book_solutions
+    student_lines = set()
+    for student_path in out.rglob("*.ipynb"):
+        for cell in read(student_path).cells:
+            student_lines |= {line.strip() for line in source(cell).split("\n")}
+            student_lines |= set(output_lines(cell))
+    student_lines |= {line.strip() for line in (out / "README.md").read_text().split("\n")}
+    solution_lines, _ = parts[path.name]
+    leaked = [line.strip() for line in solution_lines if not trivial(line) and not outside[line.strip()] and line.strip() in student_lines]
+    assert leaked == []
+
+
+@pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
+def test_no_output_of_a_solution_cell_is_in_the_student_edition(path, book_edition, book_solutions):
+    _, out = book_edition
+    parts, _ = book_solutions
+    notebook = read(path)
+    _, solution_cells = parts[path.name]
+    other_outputs = {line for i, c in enumerate(notebook.cells) if i not in solution_cells for line in output_lines(c)}
+    student = read(out / path.relative_to(ROOT))
+    student_outputs = {line for c in student.cells for line in output_lines(c)}
+    hidden = {line for i in solution_cells for line in output_lines(notebook.cells[i]) if not trivial(line)}
+    assert (hidden - other_outputs) & student_outputs == set()
+
+
+@pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
+def test_the_student_notebook_runs_up_to_each_stub(path, book_edition):
+    _, out = book_edition
+    problems = execution_problems(execute(out / path.relative_to(ROOT)))
+    assert problems == [], "\n\n".join(problems)
