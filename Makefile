@@ -9,12 +9,13 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
 
-.PHONY: help venv book test test-fast refresh-notebooks constraints clean
+.PHONY: help venv book test test-fast refresh-notebooks experiments constraints clean
 
 help:
 	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test   - set up .venv if needed, run unit tests, nbval on every notebook and a strict book build"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
+	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
 
 $(STAMP): $(REQUIREMENTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +39,10 @@ test-fast: $(STAMP)
 
 refresh-notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py book
+
+# train the tiny Transformers of chapter 11 (a few minutes on 2 cores); writes the results the chapter reads
+experiments: $(STAMP)
+	$(BIN)/python experiments/run_experiments.py --out book/data/experiments.json
 
 constraints: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^torch==' > constraints.tmp
