@@ -9,13 +9,14 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
 
-.PHONY: help venv book test test-fast refresh-notebooks experiments constraints clean
+.PHONY: help venv book test test-fast refresh-notebooks experiments student constraints clean
 
 help:
 	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test   - set up .venv if needed, run unit tests, nbval on every notebook and a strict book build"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
+	@echo "make student - write the student edition (solutions replaced by stubs) to student/ and student.zip"
 
 $(STAMP): $(REQUIREMENTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +40,10 @@ test-fast: $(STAMP)
 
 refresh-notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py book
+
+# the student edition; standard library only, so it needs no .venv (see book/instructor_guide.md)
+student:
+	$(PYTHON) tools/make_student.py
 
 # train the tiny Transformers of chapter 11 (a few minutes on 2 cores); writes the results the chapter reads
 experiments: $(STAMP)

@@ -834,8 +834,14 @@ def make_student_edition(
     for name in ("pyproject.toml", "LICENSE", "LICENSE.md", "LICENSE.txt"):
         if (package_root / name).is_file():
             shutil.copy2(package_root / name, out / name)
+    for file in sorted(book.rglob("*")):  # data the notebooks read (e.g. book/data/); not the website's own files
+        skip = {"_build", "_static", ".ipynb_checkpoints", "__pycache__"}
+        if file.is_file() and file.suffix not in (".ipynb", ".md", ".bib") and not skip & set(file.relative_to(book).parts):
+            if file.resolve() not in extra:
+                extra.append(file.resolve())
     for file in extra:
-        target = out / file.relative_to(root.resolve())
+        inside = file.is_relative_to(root.resolve())
+        target = out / (file.relative_to(root.resolve()) if inside else pathlib.Path("book") / file.relative_to(book.resolve()))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(file, target)
     (out / "README.md").write_text(student_readme(results, _git_commit(root)), encoding="utf-8")

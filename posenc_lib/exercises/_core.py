@@ -8,6 +8,7 @@ nbgrader).
 
 from __future__ import annotations
 
+import copy
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -74,6 +75,14 @@ def describe(value: Any) -> str:
     return repr(value)
 
 
+def _safe_compare(compare: Callable[[Any, Any], bool], got: Any, expected: Any) -> bool:
+    """``compare(got, expected)``, with an exception (e.g. on a value of an unexpected type) read as "not equal"."""
+    try:
+        return bool(compare(got, expected))
+    except Exception:
+        return False
+
+
 def _report(exercise: str, passed: bool, message: str) -> CheckResult:
     print(message)
     return CheckResult(exercise, passed, message)
@@ -90,30 +99,48 @@ def check_function(
 ) -> CheckResult:
     """Run ``fn`` on every case; stop at the first failure and explain it.
 
+    Each call gets its own copy of the case's arguments, so a function that modifies its input
+    in place cannot change what later calls (or the diagnoses) see. A ``compare`` that raises on
+    what the student returned counts as a mismatch.
+
     Args:
         exercise: the exercise's title, shown in the verdict.
         fn: the student's function.
-        cases: inputs with their expected outputs, edge cases included.
+        cases: inputs with their expected outputs, edge cases included (at least one).
         hint: the general hint shown when no specific diagnosis applies.
         diagnoses: typical wrong answers with a specific hint each.
         compare: ``compare(got, expected) -> bool``.
+
+    Raises:
+        TypeError, ValueError: if the checker itself is set up wrongly (no cases, a case that is
+            not a :class:`Case`, a hint that is not a string). A wrong *answer* never raises; a
+            ``fn`` that is not callable gets its verdict before anything else is looked at.
     """
     if not callable(fn):
         return _report(exercise, False, f"❌ {exercise}: expected a function, got {type(fn).__name__}.")
+    if not isinstance(exercise, str) or not exercise:
+        raise TypeError(f"exercise must be a non-empty string (the exercise's title), got {exercise!r}")
+    cases = list(cases)
+    if not cases:
+        raise ValueError("cases must hold at least one Case: a checker without cases would accept any answer")
+    if not all(isinstance(case, Case) for case in cases):
+        raise TypeError(f"cases must be Case objects, got {[type(case).__name__ for case in cases]}")
+    if not isinstance(hint, str):
+        raise TypeError(f"hint must be a string, got {type(hint).__name__}")
     for case in cases:
         try:
-            got = fn(*case.args, **case.kwargs)
+            got = fn(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
         except NotImplementedError:
             return _report(exercise, False, f"❌ {exercise}: not implemented yet (the function raised NotImplementedError).")
         except Exception as error:  # the student's code crashed: show where
             where = traceback.format_exception_only(type(error), error)[-1].strip()
             return _report(exercise, False, f"❌ {exercise}: calling it with {case.label} raised {where}\n   hint: {hint}")
-        if compare(got, case.expected):
+        if _safe_compare(compare, got, case.expected):
             continue
         specific = hint
         for diagnosis in diagnoses:
             try:
-                if compare(got, diagnosis.wrong(*case.args, **case.kwargs)):
+                if _safe_compare(compare, got, diagnosis.wrong(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))):
                     specific = diagnosis.hint
                     break
             except Exception:  # a diagnosis that cannot run on this case does not apply

@@ -1,0 +1,142 @@
+"""The exercise conventions of CONTRIBUTING.md, checked on every chapter notebook in the table of contents.
+
+- every exercise has a label ``ex-<chapter>-<name>``, unique in the book, and is followed
+  immediately by its solution, folded (``:class: dropdown``);
+- a gated solution hides something from students (nbgrader markers or a cell tagged ``solution``),
+  and no solution code sits outside ``solution-start``/``solution-end`` (the website would show it);
+- every chapter has at least two exercises, at least one of them coding;
+- every checker exported from ``posenc_lib.exercises`` is called in some chapter, outside the
+  solution markers (so the call is still there in the student edition);
+- the instructor guide's generated tables are up to date (``python tools/exercise_catalog.py``).
+
+The rules themselves are tested on the fixture notebook of tests/_exercise_fixture.py, which
+follows them, and on broken variants of it.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import pathlib
+import re
+
+import nbformat
+import pytest
+
+from _exercise_fixture import ROOT, load_tool, solution_notebook, write_book
+
+ms = load_tool("make_student")
+catalog = load_tool("exercise_catalog")
+
+CHAPTERS = catalog.chapters()
+
+
+def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> "catalog.Chapter":
+    root = write_book(tmp_path, {"fixture": notebook})
+    return catalog.analyse_chapter(root / "book" / "fixture.ipynb", ms.chapter_numbers(root), root)
+
+
+# --------------------------------------------------------------------------- the rules, on known input
+
+
+def test_the_fixture_follows_the_conventions(tmp_path):
+    chapter = chapter_of(solution_notebook(), tmp_path)
+    assert catalog.structure_problems(chapter) == []
+    assert catalog.count_problems(chapter) == []
+    assert [e.label for e in chapter.exercises] == ["ex-fixture-square", "ex-fixture-loop", "ex-fixture-explain", "ex-fixture-value"]
+    assert [e.kind for e in chapter.exercises] == ["coding", "coding", "written", "coding"]
+    assert chapter.objectives == ["square a number,", "sum a range."]
+    assert chapter.prerequisites == "Python functions."
+
+
+def broken(change) -> nbformat.NotebookNode:
+    notebook = solution_notebook()
+    change(notebook.cells)
+    return notebook
+
+
+def replace_in(index: int, old: str, new: str):
+    def change(cells):
+        assert old in cells[index].source
+        cells[index].source = cells[index].source.replace(old, new)
+    return change
+
+
+@pytest.mark.parametrize("change, expected", [
+    (replace_in(3, ":label: ex-fixture-square\n", ""), "no :label:"),
+    (replace_in(3, "ex-fixture-square", "Square"), "not of the form"),
+    (replace_in(4, ":class: dropdown\n", ""), "not folded"),
+    (replace_in(13, "```{solution} ex-fixture-explain", "```{solution} ex-fixture-typo"), "no solution"),
+    (lambda cells: cells.insert(4, nbformat.v4.new_markdown_cell("Some text in between.")), "follow it immediately"),
+    (replace_in(5, "    ### END SOLUTION\n", ""), "never closed"),
+    (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "without a matching BEGIN"),
+    (lambda cells: cells.__setitem__(10, nbformat.v4.new_code_cell("def total(n):\n    return sum(range(n))")), "hides nothing"),
+    (lambda cells: cells.insert(3, nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})), "outside solution-start"),
+    (lambda cells: cells.__delitem__(11), "inside the open solution"),
+    (lambda cells: cells.__delitem__(18), "never closed with solution-end"),
+])
+def test_a_broken_exercise_is_reported(change, expected, tmp_path):
+    try:
+        chapter = chapter_of(broken(change), tmp_path)
+    except ms.NotebookError as error:  # unbalanced markers stop the generator itself
+        assert expected in str(error)
+        return
+    problems = catalog.structure_problems(chapter)
+    assert any(expected in p for p in problems), problems
+
+
+def test_too_few_exercises_are_reported(tmp_path):
+    notebook = solution_notebook()
+    notebook.cells = notebook.cells[:3] + notebook.cells[12:14]  # only the written exercise
+    problems = catalog.count_problems(chapter_of(notebook, tmp_path))
+    assert any("at least 2" in p for p in problems) and any("no coding exercise" in p for p in problems)
+
+
+# --------------------------------------------------------------------------- the book
+
+
+def test_there_are_chapters():
+    assert CHAPTERS, "no notebook chapters in _toc.yml"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.path.name)
+def test_exercises_are_labelled_and_followed_by_a_folded_solution(chapter):
+    assert catalog.structure_problems(chapter) == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.path.name)
+def test_each_chapter_has_two_exercises_one_of_them_coding(chapter):
+    assert catalog.count_problems(chapter) == []
+
+
+def test_exercise_labels_are_unique_in_the_book():
+    labels = collections.Counter(e.label for c in CHAPTERS for e in c.exercises if e.label)
+    assert [label for label, n in labels.items() if n > 1] == []
+
+
+def exported_checkers() -> list[str]:
+    import posenc_lib.exercises as exercises
+
+    return sorted(name for name in exercises.__all__ if name.startswith("check_") and name != "check_function")
+
+
+def test_every_checker_is_called_where_the_student_edition_keeps_it():
+    calls = set()
+    for path in ms.toc_notebooks(ROOT):
+        student = ms.make_student_notebook(ms.read_notebook(path), path=path).notebook
+        for cell in student["cells"]:
+            if cell["cell_type"] == "code":
+                calls |= set(re.findall(r"\b(check_\w+)\s*\(", ms.cell_source(cell)))
+    assert [name for name in exported_checkers() if name not in calls] == []
+
+
+def test_the_instructor_guide_tables_are_up_to_date():
+    guide = catalog.GUIDE.read_text(encoding="utf-8")
+    assert catalog.updated_guide(guide, catalog.render(CHAPTERS)) == guide, "run: python tools/exercise_catalog.py"
+
+
+def test_the_guide_lists_every_exercise_with_a_link():
+    guide = catalog.GUIDE.read_text(encoding="utf-8")
+    for chapter in CHAPTERS:
+        for exercise in chapter.exercises:
+            assert f"<{exercise.label}>`" in guide
