@@ -14,6 +14,7 @@ from .learned import (
     similarity_by_offset,
     train_position_probe,
 )
+from .relative import T5RelativeBias, relative_positions, shaw_relative_index, t5_relative_position_bucket
 from .rope import (
     RotaryEmbedding,
     apply_rope,
@@ -22,6 +23,18 @@ from .rope import (
     rope_angles,
     rope_frequencies,
     rotate_pairs,
+)
+from .rope_scaling import (
+    dynamic_ntk_frequencies,
+    linear_scaling_frequencies,
+    llama3_frequencies,
+    ntk_aware_base,
+    ntk_aware_frequencies,
+    rotations,
+    wavelengths,
+    yarn_attention_factor,
+    yarn_frequencies,
+    yarn_ramp,
 )
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
@@ -37,6 +50,21 @@ from .toy import ToyAttentionHead, embed_words
 __version__ = "0.1.0"
 
 __all__ = [
+    # relative biases and RoPE context extension (chapter 7)
+    "T5RelativeBias",
+    "dynamic_ntk_frequencies",
+    "linear_scaling_frequencies",
+    "llama3_frequencies",
+    "ntk_aware_base",
+    "ntk_aware_frequencies",
+    "relative_positions",
+    "rotations",
+    "shaw_relative_index",
+    "t5_relative_position_bucket",
+    "wavelengths",
+    "yarn_attention_factor",
+    "yarn_frequencies",
+    "yarn_ramp",
     # sinusoidal and learned extras (chapters 3 and 4)
     "PositionProbe",
     "cosine_similarity_matrix",
