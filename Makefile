@@ -9,7 +9,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
 
-.PHONY: help venv book test test-fast refresh-notebooks experiments student constraints clean
+.PHONY: help venv assets book test test-fast refresh-notebooks experiments student constraints clean
 
 help:
 	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
@@ -26,12 +26,17 @@ $(STAMP): $(REQUIREMENTS)
 
 venv: $(STAMP)
 
-book: $(STAMP)
+# mermaid and MathJax for the website, from npm at the versions in package-lock.json (runs `npm ci`
+# only when node_modules does not hold them); the build serves them from _build/html/_static/offline
+assets:
+	$(PYTHON) tools/offline_site.py install
+
+book: $(STAMP) assets
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo
 	@echo "The website is in $(abspath _build/html); open $(abspath _build/html/index.html)"
 
-test: $(STAMP)
+test: $(STAMP) assets
 	$(BIN)/python -m pytest --nbval --nbval-current-env tests book
 
 # unit tests only (no notebooks, no book build)
