@@ -11,6 +11,9 @@
 - **Lag copy** (:func:`lag_copy_batch`): random tokens; at position ``i`` the
   target is the token ``lag`` steps back, ``tokens[i - lag]``. It needs the
   *relative* offset ``lag`` at every position, so it tests length extrapolation.
+
+The two causal tasks start every sequence with a beginning-of-sequence token
+(id ``vocab_size``) unless called with ``bos=False``.
 """
 
 from __future__ import annotations
@@ -105,23 +108,28 @@ def order_eval_set(n_groups: int, seq_len: int, vocab_size: int, *, seed: int) -
 
 
 def lag_copy_batch(
-    batch_size: int, seq_len: int, vocab_size: int, lag: int, *, generator: torch.Generator
+    batch_size: int, seq_len: int, vocab_size: int, lag: int, *, generator: torch.Generator, bos: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Random tokens ``(b, s)`` and targets ``(b, s)`` with ``targets[:, i] = tokens[:, i - lag]``.
 
-    The first ``lag`` positions have nothing to copy; their target is
-    ``IGNORE_INDEX``. Tokens are uniform over ``0 .. vocab_size - 1``, so chance
-    accuracy is ``1 / vocab_size``.
+    Tokens are uniform over ``0 .. vocab_size - 1``, so chance accuracy is
+    ``1 / vocab_size``. With ``bos=True`` position 0 holds the beginning-of-sequence
+    token ``vocab_size`` (the model then needs ``vocab_size + 1`` token ids); a
+    causal model without positions can count from it (:func:`markov_batch` explains).
+    Positions with nothing to copy get ``IGNORE_INDEX``.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
     vocab_size = check_positive_int("vocab_size", vocab_size)
     lag = check_positive_int("lag", lag)
-    if lag >= seq_len:
-        raise ValueError(f"lag must be smaller than seq_len, got lag={lag}, seq_len={seq_len}")
+    first = 1 if bos else 0  # first content position
+    if first + lag >= seq_len:
+        raise ValueError(f"lag must be smaller than the number of content tokens, got lag={lag}, seq_len={seq_len}, bos={bos}")
     tokens = torch.randint(0, vocab_size, (batch_size, seq_len), generator=_check_generator(generator))
+    if bos:
+        tokens[:, 0] = vocab_size
     targets = torch.full_like(tokens, IGNORE_INDEX)
-    targets[:, lag:] = tokens[:, :-lag]  # (b, s - lag)
+    targets[:, first + lag :] = tokens[:, first:-lag]  # (b, s - first - lag)
     return tokens, targets
 
 
@@ -132,15 +140,21 @@ def markov_rule(vocab_size: int, *, seed: int) -> torch.Tensor:
 
 
 def markov_batch(
-    batch_size: int, seq_len: int, rule: torch.Tensor, *, p_rule: float, generator: torch.Generator
+    batch_size: int, seq_len: int, rule: torch.Tensor, *, p_rule: float, generator: torch.Generator, bos: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Sequences of the tiny language: tokens ``(b, s)`` and next-token targets ``(b, s)``.
 
-    ``t[i] = rule[t[i-2], t[i-1]]`` with probability ``p_rule``, else a uniform
-    random token; the first two tokens are uniform. The target at position ``i``
-    is ``t[i+1]``. At position 0 the model has seen one token, too few to apply
-    the rule, so that target is ``IGNORE_INDEX``: every scored position has the
-    same best achievable accuracy (see :func:`markov_optimum`).
+    Content tokens follow ``c[i] = rule[c[i-2], c[i-1]]`` with probability
+    ``p_rule``, else a uniform random token; the first two are uniform. The
+    target at every position is the next content token. Targets that the rule
+    cannot predict (the first two content tokens) are ``IGNORE_INDEX``, so every
+    scored position has the same best achievable accuracy (:func:`markov_optimum`).
+
+    With ``bos=True`` (default) position 0 holds a beginning-of-sequence token,
+    id ``vocab`` (the model needs ``vocab + 1`` token ids), as in the setting of
+    Kazemnejad et al. (2023): with a causal mask, uniform attention gives the
+    BOS token weight ``1 / (i + 1)`` at position ``i``, from which a model
+    without positional encoding can recover ``i``.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
@@ -151,14 +165,20 @@ def markov_batch(
         raise ValueError(f"p_rule must be a probability in [0, 1], got {p_rule!r}")
     generator = _check_generator(generator)
     vocab_size = rule.shape[0]
-    t = torch.empty(batch_size, seq_len + 1, dtype=torch.long)  # one extra token: the last target
-    t[:, :2] = torch.randint(0, vocab_size, (batch_size, 2), generator=generator)
-    for i in range(2, seq_len + 1):
+    n = seq_len if bos else seq_len + 1  # content tokens: inputs and the last target
+    c = torch.empty(batch_size, n, dtype=torch.long)
+    c[:, :2] = torch.randint(0, vocab_size, (batch_size, min(2, n)), generator=generator)
+    for i in range(2, n):
         follows_rule = torch.rand(batch_size, generator=generator) < p_rule  # (b,)
         noise = torch.randint(0, vocab_size, (batch_size,), generator=generator)  # (b,)
-        t[:, i] = torch.where(follows_rule, rule[t[:, i - 2], t[:, i - 1]], noise)
-    tokens, targets = t[:, :-1], t[:, 1:].clone()  # (b, s) each
-    targets[:, 0] = IGNORE_INDEX
+        c[:, i] = torch.where(follows_rule, rule[c[:, i - 2], c[:, i - 1]], noise)
+    if bos:
+        tokens = torch.cat((torch.full((batch_size, 1), vocab_size), c[:, :-1]), dim=1)  # (b, s)
+        targets = c.clone()  # target at position i is c[i]
+        targets[:, :2] = IGNORE_INDEX
+    else:
+        tokens, targets = c[:, :-1], c[:, 1:].clone()  # (b, s) each; target at position i is c[i + 1]
+        targets[:, 0] = IGNORE_INDEX
     return tokens, targets
 
 

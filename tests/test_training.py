@@ -22,9 +22,9 @@ def one_thread():
 
 
 def tiny_copy_setup(seed: int = 0, scheme: str = "rope"):
-    config = TransformerConfig(vocab_size=8, scheme=scheme, causal=True, d_model=32, n_heads=2, n_layers=1, d_ff=64, max_len=12)
+    config = TransformerConfig(vocab_size=9, n_outputs=8, scheme=scheme, causal=True, d_model=32, n_heads=2, n_layers=1, d_ff=64, max_len=12)
     model = build_model(config, seed=seed)
-    next_batch = lambda g: tasks.lag_copy_batch(16, 12, 8, 1, generator=g)  # noqa: E731
+    next_batch = lambda g: tasks.lag_copy_batch(16, 12, 8, 1, generator=g)  # noqa: E731  (8 tokens + BOS)
     return model, next_batch
 
 
@@ -108,21 +108,33 @@ def test_order_eval_set_groups_of_four():
 
 def test_lag_copy_targets():
     tokens, targets = tasks.lag_copy_batch(4, 10, 16, 3, generator=torch.Generator().manual_seed(0))
-    assert torch.all(targets[:, :3] == IGNORE_INDEX)
+    assert torch.all(tokens[:, 0] == 16) and tokens[:, 1:].max() < 16  # BOS, then content
+    assert torch.all(targets[:, :4] == IGNORE_INDEX)
+    assert torch.equal(targets[:, 4:], tokens[:, 1:-3])
+    tokens, targets = tasks.lag_copy_batch(4, 10, 16, 3, generator=torch.Generator().manual_seed(0), bos=False)
+    assert tokens.max() < 16 and torch.all(targets[:, :3] == IGNORE_INDEX)
     assert torch.equal(targets[:, 3:], tokens[:, :-3])
 
 
 def test_markov_language_follows_its_rule_and_its_optimum():
     rule = tasks.markov_rule(6, seed=1)
-    tokens, targets = tasks.markov_batch(8, 20, rule, p_rule=1.0, generator=torch.Generator().manual_seed(0))
-    assert torch.all(targets[:, 0] == IGNORE_INDEX)
-    assert torch.equal(targets[:, :-1][:, 1:], tokens[:, 2:])  # the target is the next token
-    assert torch.equal(tokens[:, 2:], rule[tokens[:, :-2], tokens[:, 1:-1]])
+    for bos in (False, True):
+        tokens, targets = tasks.markov_batch(8, 20, rule, p_rule=1.0, generator=torch.Generator().manual_seed(0), bos=bos)
+        assert tokens.shape == targets.shape == (8, 20)
+        first = 1 if bos else 0
+        assert torch.all(tokens[:, 0] == 6) == bos
+        assert torch.all(targets[:, : first + 1] == IGNORE_INDEX)
+        assert torch.equal(targets[:, :-1][:, first + 1 :], tokens[:, first + 2 :])  # the target is the next token
+        content = tokens[:, first:]
+        assert torch.equal(content[:, 2:], rule[content[:, :-2], content[:, 1:-1]])
+        # every scored target follows the rule from the two tokens before it
+        scored = targets[:, first + 1 :]
+        assert torch.equal(scored, rule[tokens[:, first:-1], tokens[:, first + 1 :]])
     assert tasks.markov_optimum(6, 1.0) == (1.0, 0.0)
     accuracy, loss = tasks.markov_optimum(6, 0.0)
     assert accuracy == pytest.approx(1 / 6) and loss == pytest.approx(math.log(6))
     # with noise, the rule is followed at about the stated rate
-    tokens, _ = tasks.markov_batch(400, 30, rule, p_rule=0.8, generator=torch.Generator().manual_seed(1))
+    tokens, _ = tasks.markov_batch(400, 30, rule, p_rule=0.8, generator=torch.Generator().manual_seed(1), bos=False)
     rate = (tokens[:, 2:] == rule[tokens[:, :-2], tokens[:, 1:-1]]).float().mean().item()
     assert rate == pytest.approx(tasks.markov_optimum(6, 0.8)[0], abs=0.01)
 
@@ -142,7 +154,7 @@ BAD = [
     (lambda: tasks.order_batch(4, 8, 2, generator=torch.Generator()), ValueError, "vocab_size must be >= 3"),
     (lambda: tasks.order_batch(4, 8, 12, generator=0), TypeError, "generator must be a torch.Generator"),
     (lambda: tasks.a_before_b(torch.tensor([[0, 0, 1]])), ValueError, "exactly one A"),
-    (lambda: tasks.lag_copy_batch(4, 5, 8, 5, generator=torch.Generator()), ValueError, "lag must be smaller than seq_len"),
+    (lambda: tasks.lag_copy_batch(4, 5, 8, 4, generator=torch.Generator()), ValueError, "lag must be smaller than the number of content tokens"),
     (lambda: tasks.markov_batch(2, 5, torch.zeros(3, 4, dtype=torch.long), p_rule=0.5, generator=torch.Generator()), ValueError, "rule must be a square"),
     (lambda: tasks.markov_batch(2, 5, tasks.markov_rule(4, seed=0), p_rule=1.5, generator=torch.Generator()), ValueError, "p_rule must be a probability"),
 ]
