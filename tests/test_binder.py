@@ -1,0 +1,133 @@
+"""The Binder environment (binder/) and the launch buttons that open the notebooks in Binder and Colab."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+
+import nbformat
+import pytest
+import yaml
+
+from conftest import ROOT
+
+BINDER = ROOT / "binder"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+NOTEBOOKS = sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)$")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_lines(path) -> list[str]:
+    return [line.split(" #")[0].strip() for line in path.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def pins(path) -> dict[str, str]:
+    """{canonical name: version} for every `name==version` line."""
+    found = {}
+    for line in requirement_lines(path):
+        if match := PIN.match(line):
+            found[canonical(match[1])] = match[2]
+    return found
+
+
+def public(version: str) -> str:
+    return version.split("+")[0]  # 2.13.0+cpu -> 2.13.0
+
+
+def test_every_binder_line_is_a_pin_the_cpu_index_or_the_course_library():
+    for line in requirement_lines(BINDER / "requirements.txt"):
+        assert PIN.match(line) or line in (f"--extra-index-url {CPU_INDEX}", "-e ."), f"unexpected line: {line!r}"
+
+
+def test_binder_versions_agree_with_the_project_requirements():
+    project = {**pins(ROOT / "requirements-test.txt"), **pins(ROOT / "requirements.txt")}
+    binder = pins(BINDER / "requirements.txt")
+    assert binder, "binder/requirements.txt pins nothing"
+    disagree = {name: (version, project.get(name)) for name, version in binder.items() if public(version) != project.get(name)}
+    assert not disagree, f"binder pin vs requirements*.txt pin: {disagree}"
+
+
+def test_binder_gets_the_cpu_build_of_torch():
+    lines = requirement_lines(BINDER / "requirements.txt")
+    assert pins(BINDER / "requirements.txt")["torch"].endswith("+cpu"), "a bare torch pin lets pip take the CUDA build"
+    assert f"--extra-index-url {CPU_INDEX}" in lines
+
+
+def test_binder_installs_posenc_lib_from_the_repository():
+    assert "-e ." in requirement_lines(BINDER / "requirements.txt")
+    project = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r'^name = "posenc_lib"$', project, re.MULTILINE)
+
+
+def test_binder_python_is_the_course_python():
+    runtime = (BINDER / "runtime.txt").read_text().strip()
+    assert runtime == f"python-{sys.version_info.major}.{sys.version_info.minor}", runtime
+
+
+def top_level_imports(source: str) -> set[str]:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    tree = ast.parse(TransformerManager().transform_cell(source))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_binder_has_every_package_the_notebooks_and_the_library_import():
+    modules = set()
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                modules |= top_level_imports(cell.source)
+    for path in (ROOT / "posenc_lib").rglob("*.py"):
+        modules |= top_level_imports(path.read_text())
+    assert {"torch", "posenc_lib"} <= modules  # the scan sees imports at all
+    distributions = importlib.metadata.packages_distributions()
+    needed = {
+        canonical(distributions[module][0])
+        for module in modules - set(sys.stdlib_module_names) - {"posenc_lib", "__future__"}
+        if module in distributions
+    }
+    unknown = {m for m in modules - set(sys.stdlib_module_names) - {"posenc_lib", "__future__"} if m not in distributions}
+    assert not unknown, f"imported but not installed here: {unknown}"
+    missing = needed - set(pins(BINDER / "requirements.txt"))
+    assert not missing, f"the notebooks import these, binder/requirements.txt lacks them: {sorted(missing)}"
+
+
+# ------------------------------------------------------------------ launch buttons on the website
+
+
+def launch_links(config: dict, notebook: str) -> dict[str, str]:
+    """The Binder and Colab links a notebook page must offer, from the one repository setting."""
+    url = config["repository"]["url"].rstrip("/")
+    org, repo = url.split("github.com/")[1].split("/")[:2]
+    branch = config["repository"].get("branch", "main")
+    launch = config["launch_buttons"]
+    return {
+        "Binder": f"{launch['binderhub_url'].rstrip('/')}/v2/gh/{org}/{repo}/{branch}?urlpath=lab/tree/{notebook}",
+        "Colab": f"{launch['colab_url'].rstrip('/')}/github/{org}/{repo}/blob/{branch}/{notebook}",
+    }
+
+
+@pytest.mark.book
+def test_every_notebook_page_has_binder_and_colab_buttons(built_site):
+    assert built_site.ok, built_site.log_tail()
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["launch_buttons"]["notebook_interface"] == "jupyterlab"
+    pages = sorted(p for p in (built_site.html / "_sources" / "book").glob("*.ipynb"))
+    assert pages, "no notebook pages were built"
+    for source in pages:
+        notebook = f"book/{source.name}"
+        html = (built_site.html / notebook).with_suffix(".html").read_text()
+        for name, link in launch_links(config, notebook).items():
+            assert f'href="{link}"' in html, f"{notebook}: no {name} button linking to {link}"
