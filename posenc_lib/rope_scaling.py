@@ -39,18 +39,18 @@ import torch
 from ._checks import check_positive_float, check_positive_int, check_tensor
 
 
-def _check_frequencies(frequencies: object, *, min_pairs: int = 1) -> torch.Tensor:
+def _check_frequencies(frequencies: object, *, min_pairs: int = 1, name: str = "frequencies") -> torch.Tensor:
     """Validate a ``(d/2,)`` tensor of positive, finite frequencies and return it as float64."""
-    frequencies = check_tensor("frequencies", frequencies)
+    frequencies = check_tensor(name, frequencies)
     if frequencies.dim() != 1:
-        raise ValueError(f"frequencies must be a 1-D tensor of shape (d/2,), got shape {tuple(frequencies.shape)}")
+        raise ValueError(f"{name} must be a 1-D tensor of shape (d/2,), got shape {tuple(frequencies.shape)}")
     if not frequencies.is_floating_point():
-        raise TypeError(f"frequencies must have a floating-point dtype, got {frequencies.dtype}")
+        raise TypeError(f"{name} must have a floating-point dtype, got {frequencies.dtype}")
     if frequencies.shape[0] < min_pairs:
-        raise ValueError(f"frequencies must hold at least {min_pairs} pairs, got {frequencies.shape[0]}")
+        raise ValueError(f"{name} must hold at least {min_pairs} pairs, got {frequencies.shape[0]}")
     frequencies = frequencies.detach().to(torch.float64)
     if not bool(torch.isfinite(frequencies).all()) or not bool((frequencies > 0).all()):
-        raise ValueError("frequencies must be finite and > 0")
+        raise ValueError(f"{name} must be finite and > 0")
     return frequencies
 
 
@@ -74,6 +74,34 @@ def rotations(frequencies: torch.Tensor, length: int) -> torch.Tensor:
     """
     length = check_positive_int("length", length)
     return length * _check_frequencies(frequencies) / (2 * math.pi)
+
+
+def unseen_arc(
+    frequencies: torch.Tensor, seq_len: int, trained_frequencies: torch.Tensor, train_len: int
+) -> torch.Tensor:
+    """Radians of each pair's circle reached at inference but never in training, shape ``(d/2,)``.
+
+    In training, pair ``k`` swept the arc ``[0, (train_len - 1) * theta_k]`` with
+    ``trained_frequencies``; at inference, with ``frequencies``, positions
+    ``0 .. seq_len - 1`` sweep ``[0, (seq_len - 1) * theta'_k]``. Both arcs are
+    capped at a full turn ``2 pi``. The result is the part of the second arc not
+    covered by the first: 0 for a pair that already turned fully in training,
+    and for a pair whose new angles stay inside the trained range. Divide by
+    ``trained_frequencies`` to count it in positions' worth of rotation.
+    """
+    seq_len = check_positive_int("seq_len", seq_len)
+    train_len = check_positive_int("train_len", train_len)
+    frequencies = _check_frequencies(frequencies)
+    trained_frequencies = _check_frequencies(trained_frequencies, name="trained_frequencies")
+    if trained_frequencies.shape != frequencies.shape:
+        raise ValueError(
+            f"trained_frequencies must have the shape of frequencies {tuple(frequencies.shape)}, "
+            f"got {tuple(trained_frequencies.shape)}"
+        )
+    full_turn = 2 * math.pi
+    reached = ((seq_len - 1) * frequencies).clamp(max=full_turn)  # (d/2,)
+    trained = ((train_len - 1) * trained_frequencies).clamp(max=full_turn)  # (d/2,)
+    return (reached - trained).clamp(min=0.0)
 
 
 def linear_scaling_frequencies(frequencies: torch.Tensor, factor: float) -> torch.Tensor:

@@ -246,6 +246,25 @@ def test_interpolated_angles_stay_in_the_trained_range():
     assert torch.all(long_plain - trained_max >= (s - 1) * L * theta - 1e-9)
 
 
+
+def test_unseen_arc_per_method():
+    """Plain RoPE at 4L leaves the slow pairs' trained arc; PI, YaRN and Llama 3 stay within one step of it;
+    NTK-aware scaling by exactly s leaves some middle pairs beyond it."""
+    d, L, s = 128, 4096, 4
+    theta = pe.rope_frequencies(d)
+    slow = (L - 1) * theta < 2 * torch.pi  # pairs that never completed a turn in training
+    plain = pe.unseen_arc(theta, s * L, theta, L)
+    assert torch.all(plain[~slow] == 0) and torch.all(plain[slow] > 0)
+    expected_plain = (torch.clamp((s * L - 1) * theta, max=2 * torch.pi) - (L - 1) * theta).clamp(min=0)
+    torch.testing.assert_close(plain, expected_plain)
+    for method in (pe.linear_scaling_frequencies(theta, s), pe.yarn_frequencies(theta, s, L), pe.llama3_frequencies(theta, s, L)):
+        in_steps = pe.unseen_arc(method, s * L, theta, L) / theta
+        assert in_steps.max() < 1.0  # only the fractional tail (1 - 1/s) of a step
+    ntk = pe.unseen_arc(pe.ntk_aware_frequencies(theta, s), s * L, theta, L)
+    assert ntk.max() > 1.0 and ntk[-1] < 1e-3  # middle pairs out of range, the slowest pair is fine
+    assert torch.equal(pe.unseen_arc(theta, L, theta, L), torch.zeros_like(theta))
+
+
 BAD = [
     (lambda: pe.linear_scaling_frequencies(torch.ones(4), 0.5), ValueError, "factor must be >= 1"),
     (lambda: pe.linear_scaling_frequencies(torch.ones(4), "2"), TypeError, "factor must be a positive number"),
@@ -264,6 +283,8 @@ BAD = [
     (lambda: pe.yarn_attention_factor(-1.0), ValueError, "factor must be a finite positive number"),
     (lambda: pe.llama3_frequencies(pe.rope_frequencies(8), 8.0, 64, low_freq_factor=4, high_freq_factor=1), ValueError, "high_freq_factor must be greater"),
     (lambda: pe.rotations(pe.rope_frequencies(8), 0), ValueError, "length must be a positive integer"),
+    (lambda: pe.unseen_arc(pe.rope_frequencies(8), 10, pe.rope_frequencies(6), 5), ValueError, "trained_frequencies must have the shape"),
+    (lambda: pe.unseen_arc(pe.rope_frequencies(8), 10, torch.zeros(4), 5), ValueError, "trained_frequencies must be finite and > 0"),
 ]
 
 

@@ -1,0 +1,185 @@
+"""Checkers for the chapter "Relative biases, NoPE and long context": NTK-aware frequencies, T5 buckets.
+
+- ``check_ntk_frequencies(fn)``: ``fn(head_dim, factor, base=10000.0)`` returns
+  the ``(d/2,)`` RoPE frequencies of NTK-aware scaling; the reference is
+  :func:`posenc_lib.ntk_aware_frequencies` applied to :func:`posenc_lib.rope_frequencies`.
+- ``check_t5_bucket(fn)``: ``fn(relative_position, bidirectional=True,
+  num_buckets=32, max_distance=128)`` returns T5's bucket for every entry of an
+  integer tensor; the reference is :func:`posenc_lib.t5_relative_position_bucket`.
+  The cases avoid the few settings where float64 and float32 arithmetic put a
+  distance in different buckets, so an answer in either precision passes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import torch
+
+from ..relative import relative_positions, t5_relative_position_bucket
+from ..rope import rope_frequencies
+from ..rope_scaling import linear_scaling_frequencies, ntk_aware_frequencies
+from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
+
+# --- NTK-aware frequencies ---------------------------------------------------------------------
+
+NTK_SETTINGS = [  # (head_dim, factor, base)
+    (8, 2.0, 10000.0),
+    (128, 4.0, 10000.0),
+    (64, 8.0, 500000.0),
+    (4, 3.0, 10000.0),
+    (16, 1.0, 10000.0),
+]
+
+
+def _ntk(head_dim: int, factor: float, base: float = 10000.0) -> torch.Tensor:
+    return ntk_aware_frequencies(rope_frequencies(head_dim, base), factor)
+
+
+def _ntk_with_base(new_base: Callable[[float, int, float], float]) -> Callable[..., torch.Tensor]:
+    def wrong(head_dim: int, factor: float, base: float = 10000.0) -> torch.Tensor:
+        return rope_frequencies(head_dim, new_base(base, head_dim, factor))
+
+    return wrong
+
+
+def _compare_frequencies(got: Any, expected: Any) -> bool:
+    return arrays_close(got, expected, atol=0.0, rtol=1e-5)  # float32 answers are fine
+
+
+def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(head_dim, factor, base=10000.0)`` against NTK-aware scaled RoPE frequencies ``(d/2,)``."""
+    cases = [
+        Case(f"head_dim={d}, factor={s}, base={b:g}", (d, s), {"base": b}, _ntk(d, s, b)) for d, s, b in NTK_SETTINGS
+    ]
+    return check_function(
+        "NTK-aware frequencies",
+        fn,
+        cases,
+        hint=(
+            "compute the new base b' = base * factor ** (d / (d - 2)) and return the standard frequencies "
+            "b' ** (-2k / d) for k = 0 .. d/2 - 1, as a tensor of shape (d/2,)."
+        ),
+        diagnoses=[
+            Diagnosis(
+                "you divided every frequency by the factor: that is position interpolation. NTK-aware scaling "
+                "changes the base instead, so the fast pairs keep (almost) their frequency.",
+                lambda d, s, base=10000.0: linear_scaling_frequencies(rope_frequencies(d, base), s),
+            ),
+            Diagnosis(
+                "you multiplied the base by the factor. The exponent d / (d - 2) is what makes the slowest pair "
+                "(k = d/2 - 1) slow down by exactly the factor.",
+                _ntk_with_base(lambda b, d, s: b * s),
+            ),
+            Diagnosis(
+                "your exponent is upside down: the base is multiplied by factor ** (d / (d - 2)), not ** ((d - 2) / d).",
+                _ntk_with_base(lambda b, d, s: b * s ** ((d - 2) / d)),
+            ),
+            Diagnosis(
+                "the base argument is ignored: start from the base you are given, not from 10000.",
+                lambda d, s, base=10000.0: _ntk(d, s, 10000.0),
+            ),
+            Diagnosis(
+                "you returned the original frequencies: the factor has no effect in your answer.",
+                lambda d, s, base=10000.0: rope_frequencies(d, base),
+            ),
+        ],
+        compare=_compare_frequencies,
+    )
+
+
+# --- T5 relative position buckets --------------------------------------------------------------
+
+
+def _bucket_wrong(
+    relative_position: torch.Tensor,
+    bidirectional: bool = True,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+    *,
+    halve: bool = True,
+    cap: bool = True,
+    causal_abs: bool = False,
+) -> torch.Tensor:
+    """The bucket rule with one typical mistake switched on (for diagnoses)."""
+    relative_position = relative_position.long()
+    bucket = torch.zeros_like(relative_position)
+    if bidirectional:
+        if halve:
+            num_buckets //= 2
+        bucket = bucket + (relative_position > 0).long() * num_buckets
+        distance = relative_position.abs()
+    else:
+        distance = relative_position.abs() if causal_abs else (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    scaled = distance.clamp(min=max_exact).float() / max_exact
+    log_bucket = max_exact + (torch.log(scaled) / math.log(max_distance / max_exact) * (num_buckets - max_exact)).long()
+    if cap:
+        log_bucket = log_bucket.clamp(max=num_buckets - 1)
+    return bucket + torch.where(distance < max_exact, distance, log_bucket)
+
+
+def _bucket_cases() -> list[Case]:
+    def case(label: str, relative: torch.Tensor, **kwargs: Any) -> Case:
+        return Case(label, (relative,), kwargs, t5_relative_position_bucket(relative, **kwargs))
+
+    return [
+        case("relative positions -200..200, T5's defaults (bidirectional, 32 buckets, 128)", torch.arange(-200, 201)),
+        case("relative positions -200..200, bidirectional=False", torch.arange(-200, 201), bidirectional=False),
+        case(
+            "the (6, 10) matrix relative_positions(6, 10), num_buckets=16, max_distance=64",
+            relative_positions(6, 10),
+            num_buckets=16,
+            max_distance=64,
+        ),
+        case(
+            "relative positions -3000..3000, bidirectional=False, num_buckets=64, max_distance=256",
+            torch.arange(-3000, 3001),
+            bidirectional=False,
+            num_buckets=64,
+            max_distance=256,
+        ),
+    ]
+
+
+def _compare_buckets(got: Any, expected: Any) -> bool:
+    return arrays_close(got, expected, atol=0.0, rtol=0.0)  # integer buckets: exact
+
+
+def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(relative_position, bidirectional=True, num_buckets=32, max_distance=128)`` against T5's buckets."""
+    return check_function(
+        "T5 relative position buckets",
+        fn,
+        _bucket_cases(),
+        hint=(
+            "bidirectional: use half of the buckets per direction (future keys, relative position > 0, add "
+            "num_buckets // 2) and work with |relative position|; causal: distance = max(0, -relative position). "
+            "With n buckets per direction, distances below n // 2 are their own bucket; a larger distance r goes to "
+            "n//2 + int(log(r / (n//2)) / log(max_distance / (n//2)) * (n - n//2)), capped at n - 1."
+        ),
+        diagnoses=[
+            Diagnosis(
+                "your buckets are mirrored: the relative position is the key's position minus the query's, so keys "
+                "in the past are negative and use the lower half of the buckets.",
+                lambda r, **kw: t5_relative_position_bucket(-r, **kw),
+            ),
+            Diagnosis(
+                "in the bidirectional case each direction gets only half of the buckets (num_buckets // 2); "
+                "the exact and logarithmic ranges are computed from that half.",
+                lambda r, **kw: _bucket_wrong(r, **kw, halve=False),
+            ),
+            Diagnosis(
+                "distances beyond max_distance must all share the last bucket of their direction: cap the "
+                "logarithmic bucket at (buckets per direction) - 1.",
+                lambda r, **kw: _bucket_wrong(r, **kw, cap=False),
+            ),
+            Diagnosis(
+                "with bidirectional=False only the past counts: the distance is max(0, -relative position), so every "
+                "future key falls into bucket 0 (the causal mask hides those keys anyway). You used |relative position|.",
+                lambda r, **kw: _bucket_wrong(r, **kw, causal_abs=True),
+            ),
+        ],
+        compare=_compare_buckets,
+    )

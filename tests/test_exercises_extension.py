@@ -1,0 +1,182 @@
+"""The checkers of the chapter on relative biases and long context fail on the stub and on typical wrong
+answers (with the matching hint), and pass on right answers written from scratch in either precision."""
+
+import math
+
+import pytest
+import torch
+
+from posenc_lib.exercises import check_ntk_frequencies, check_t5_bucket
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+# --- NTK-aware frequencies: right answers, without posenc_lib -----------------------------------
+
+def ntk_float64(head_dim, factor, base=10000.0):
+    new_base = base * factor ** (head_dim / (head_dim - 2))
+    return new_base ** (-2.0 * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+
+
+def ntk_float32_hf_style(head_dim, factor, base=10000.0):
+    new_base = base * factor ** (head_dim / (head_dim - 2))
+    return 1.0 / (new_base ** (torch.arange(0, head_dim, 2).float() / head_dim))
+
+
+def ntk_per_pair(head_dim, factor, base=10000.0):
+    """The same thing written as a per-pair slow-down: theta_k * factor^(-2k/(d-2))."""
+    k = torch.arange(head_dim // 2, dtype=torch.float64)
+    return base ** (-2 * k / head_dim) * factor ** (-2 * k / (head_dim - 2))
+
+
+def test_ntk_passes_on_right_answers(capsys):
+    assert check_ntk_frequencies(ntk_float64)
+    assert check_ntk_frequencies(ntk_float32_hf_style)
+    assert check_ntk_frequencies(ntk_per_pair)
+    assert "✅" in capsys.readouterr().out
+
+
+def make_ntk(new_base):
+    def fn(head_dim, factor, base=10000.0):
+        return new_base(base, head_dim, factor) ** (-2.0 * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (lambda d, s, base=10000.0: ntk_float64(d, 1.0, base) / s, "position interpolation"),
+        (make_ntk(lambda b, d, s: b * s), "multiplied the base by the factor"),
+        (make_ntk(lambda b, d, s: b * s ** ((d - 2) / d)), "upside down"),
+        (lambda d, s, base=10000.0: ntk_float64(d, s, 10000.0), "base argument is ignored"),
+        (lambda d, s, base=10000.0: ntk_float64(d, 1.0, base), "factor has no effect"),
+        (make_ntk(lambda b, d, s: b * s ** 2), "compute the new base"),  # no specific diagnosis: general hint
+    ],
+    ids=["pi", "no-exponent", "inverted-exponent", "base-ignored", "factor-ignored", "other"],
+)
+def test_ntk_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
+    assert not check_ntk_frequencies(wrong)
+    assert hint in capsys.readouterr().out
+
+
+# --- T5 buckets: right answers, without posenc_lib ---------------------------------------------
+
+def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128, *, dtype=torch.float32):
+    out = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        out += (relative_position > 0).long() * num_buckets
+        distance = relative_position.abs()
+    else:
+        distance = torch.clamp(-relative_position, min=0)
+    exact = num_buckets // 2
+    ratio = torch.log(distance.to(dtype).clamp(min=exact) / exact) / math.log(max_distance / exact)
+    large = torch.clamp(exact + (ratio * (num_buckets - exact)).long(), max=num_buckets - 1)
+    return out + torch.where(distance < exact, distance, large)
+
+
+def t5_bucket_python(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """A plain-Python loop in float64 (math.log), the way one might write it first."""
+    def one(r):
+        n, offset = num_buckets, 0
+        if bidirectional:
+            n //= 2
+            offset = n if r > 0 else 0
+            r = abs(r)
+        else:
+            r = max(0, -r)
+        exact = n // 2
+        if r < exact:
+            return offset + r
+        return offset + min(n - 1, exact + int(math.log(r / exact) / math.log(max_distance / exact) * (n - exact)))
+
+    flat = [one(int(r)) for r in relative_position.flatten()]
+    return torch.tensor(flat).reshape(relative_position.shape)
+
+
+def test_t5_passes_on_right_answers_in_float32_and_float64(capsys):
+    assert check_t5_bucket(t5_bucket)
+    assert check_t5_bucket(lambda *a, **k: t5_bucket(*a, **k, dtype=torch.float64))
+    assert check_t5_bucket(t5_bucket_python)
+    assert "✅" in capsys.readouterr().out
+
+
+def mirrored(relative_position, **kwargs):
+    return t5_bucket(-relative_position, **kwargs)
+
+
+def not_halved(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    if bidirectional:
+        distance = relative_position.abs()
+        exact = num_buckets // 2
+        ratio = torch.log(distance.float().clamp(min=exact) / exact) / math.log(max_distance / exact)
+        large = torch.clamp(exact + (ratio * (num_buckets - exact)).long(), max=num_buckets - 1)
+        return (relative_position > 0).long() * num_buckets + torch.where(distance < exact, distance, large)
+    return t5_bucket(relative_position, bidirectional, num_buckets, max_distance)
+
+
+def uncapped(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    out = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        out += (relative_position > 0).long() * num_buckets
+        distance = relative_position.abs()
+    else:
+        distance = torch.clamp(-relative_position, min=0)
+    exact = num_buckets // 2
+    ratio = torch.log(distance.float().clamp(min=exact) / exact) / math.log(max_distance / exact)
+    return out + torch.where(distance < exact, distance, exact + (ratio * (num_buckets - exact)).long())
+
+
+def causal_abs(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    if not bidirectional:
+        return t5_bucket(-relative_position.abs(), False, num_buckets, max_distance)
+    return t5_bucket(relative_position, True, num_buckets, max_distance)
+
+
+def rounded(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """round() instead of truncation for the logarithmic buckets."""
+    out = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        out += (relative_position > 0).long() * num_buckets
+        distance = relative_position.abs()
+    else:
+        distance = torch.clamp(-relative_position, min=0)
+    exact = num_buckets // 2
+    ratio = torch.log(distance.float().clamp(min=exact) / exact) / math.log(max_distance / exact)
+    large = torch.clamp(exact + (ratio * (num_buckets - exact)).round().long(), max=num_buckets - 1)
+    return out + torch.where(distance < exact, distance, large)
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (mirrored, "mirrored"),
+        (not_halved, "only half of the buckets"),
+        (uncapped, "share the last bucket"),
+        (causal_abs, "only the past counts"),
+        (rounded, "bidirectional: use half of the buckets per direction"),  # general hint
+        (lambda r, bidirectional=True, num_buckets=32, max_distance=128: r.abs().clamp(max=num_buckets - 1),
+         "bidirectional: use half"),
+    ],
+    ids=["mirrored", "not-halved", "uncapped", "causal-abs", "rounded", "clipped-distance"],
+)
+def test_t5_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
+    assert not check_t5_bucket(wrong)
+    assert hint in capsys.readouterr().out
+
+
+def test_stubs_fail_with_not_implemented(capsys):
+    for checker in (check_ntk_frequencies, check_t5_bucket):
+        assert not checker(stub)
+        assert "not implemented" in capsys.readouterr().out
+
+
+def test_crash_and_non_function(capsys):
+    assert not check_t5_bucket(lambda r, **kw: r.float().log2().long().numpy().foo)
+    assert "raised" in capsys.readouterr().out
+    assert not check_ntk_frequencies(None)
