@@ -174,6 +174,19 @@ def test_the_copied_library_is_the_one_the_edition_imports(fixture_edition):
     assert pathlib.Path(found.stdout.strip()).is_relative_to(root / "student")
 
 
+def test_pip_install_of_the_edition_gets_every_module_of_the_library(fixture_edition, tmp_path):
+    """What a student's ``pip install .`` installs (a wheel; not an editable install) has every module."""
+    root, _, _ = fixture_edition
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                            "-w", str(tmp_path), str(root / "student")], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("posenc_lib-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        packaged = {name for name in archive.namelist() if name.endswith(".py")}
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "posenc_lib").rglob("*.py")}
+    assert modules - packaged == set()
+
+
 def test_it_refuses_to_replace_a_folder_that_is_not_an_edition(tmp_path):
     root = write_book(tmp_path / "repo", {"fixture": solution_notebook()})
     (tmp_path / "precious").mkdir()

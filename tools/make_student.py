@@ -37,8 +37,9 @@ solving its exercises. Lines between ``BEGIN HIDDEN TESTS`` / ``END HIDDEN TESTS
 
 The edition also contains a copy of ``posenc_lib`` and ``pyproject.toml`` (the
 notebooks import the library; the student installs it with ``pip install .``),
-any file under the repository that a notebook refers to by a relative path, and
-a README saying how to install and work.
+the data files under ``book/`` (not the website's ``_static/``), any other file
+of the repository a notebook refers to by a relative path, and a README saying
+how to install and work. The zip is reproducible: same input, same bytes.
 """
 
 from __future__ import annotations
