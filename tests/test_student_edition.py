@@ -187,6 +187,27 @@ def test_pip_install_of_the_edition_gets_every_module_of_the_library(fixture_edi
     assert modules - packaged == set()
 
 
+def test_the_readme_names_packages_the_notebooks_need_beyond_the_library(tmp_path):
+    notebook = solution_notebook()
+    notebook.cells.insert(1, code("import json\nimport numpy as np\nimport yaml\nfrom transformers import GPT2Config\n%matplotlib inline"))
+    root = write_book(tmp_path / "repo", {"fixture": notebook})
+    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    readme = (root / "student" / "README.md").read_text()
+    assert "pip install . jupyterlab pyyaml transformers" in readme
+    assert "`transformers` (fixture.ipynb)" in readme and "numpy" not in readme and "json" not in readme
+
+
+def test_data_files_come_along_but_not_the_website_assets(tmp_path):
+    root = write_book(tmp_path / "repo", {"fixture": solution_notebook()})
+    (root / "book" / "data").mkdir()
+    (root / "book" / "data" / "results.json").write_text("{}")
+    (root / "book" / "_static").mkdir()
+    (root / "book" / "_static" / "site.css").write_text("body {}")
+    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    assert (root / "student" / "book" / "data" / "results.json").read_text() == "{}"
+    assert not (root / "student" / "book" / "_static").exists()
+
+
 def test_it_refuses_to_replace_a_folder_that_is_not_an_edition(tmp_path):
     root = write_book(tmp_path / "repo", {"fixture": solution_notebook()})
     (tmp_path / "precious").mkdir()

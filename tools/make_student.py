@@ -733,7 +733,55 @@ def _git_commit(root: pathlib.Path) -> str:
     return result.stdout.strip() or "unknown"
 
 
-def student_readme(results: list[NotebookResult], commit: str) -> str:
+PIP_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow", "cv2": "opencv-python"}
+
+
+def imported_modules(notebook: dict) -> set[str]:
+    """Top-level names of the modules a notebook's code cells import."""
+    found: set[str] = set()
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        try:
+            tree = ast.parse(_python_only(cell_source(cell)))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def library_dependencies(package_root: pathlib.Path) -> set[str]:
+    """Distribution names in ``pyproject.toml``'s ``dependencies`` (a plain reader: no tomllib needed)."""
+    text = (package_root / "pyproject.toml").read_text(encoding="utf-8") if (package_root / "pyproject.toml").exists() else ""
+    match = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, flags=re.MULTILINE | re.DOTALL)
+    names = re.findall(r"[\"']\s*([A-Za-z0-9_.-]+)", match[1]) if match else []
+    return {name.lower().replace("_", "-") for name in names}
+
+
+def extra_packages(notebooks: dict[str, dict], package_root: pathlib.Path) -> dict[str, list[str]]:
+    """``{pip name: [notebooks]}`` for third-party modules the notebooks import that posenc_lib does not depend on."""
+    provided = library_dependencies(package_root) | {"posenc-lib", "ipython", "ipykernel"}
+    extras: dict[str, list[str]] = {}
+    for name, notebook in notebooks.items():
+        for module in sorted(imported_modules(notebook)):
+            pip_name = PIP_NAMES.get(module, module).lower().replace("_", "-")
+            if module in sys.stdlib_module_names or pip_name in provided:
+                continue
+            extras.setdefault(pip_name, []).append(name)
+    return extras
+
+
+def student_readme(results: list[NotebookResult], commit: str, extras: dict[str, list[str]] | None = None) -> str:
+    extras = extras or {}
+    install_extras = "".join(f" {name}" for name in sorted(extras))
+    extras_note = ""
+    if extras:
+        listed = "; ".join(f"`{name}` ({', '.join(chapters)})" for name, chapters in sorted(extras.items()))
+        extras_note = f"\nSome chapters also import packages that the course library does not need: {listed}.\nThe command above installs them too.\n"
     rows = "\n".join(
         f"| `book/{r.path.name}` | "
         + (", ".join(f"{e.number} ({e.kind})" for e in r.exercises) or "none")
@@ -759,10 +807,10 @@ python -m venv .venv
 source .venv/bin/activate                  # on Windows: .venv\\Scripts\\activate
 # optional, saves a large download on a machine without a GPU:
 pip install torch --index-url https://download.pytorch.org/whl/cpu
-pip install . jupyterlab                   # installs posenc_lib (the course library) from this folder
+pip install . jupyterlab{install_extras}     # posenc_lib (the course library) from this folder, and Jupyter
 jupyter lab book/
 ```
-
+{extras_note}
 On Google Colab, upload a notebook and run it: its first cell installs the
 course library when it is missing.
 
@@ -820,9 +868,11 @@ def make_student_edition(
         shutil.rmtree(out)
     out.mkdir(parents=True)
     results: list[NotebookResult] = []
+    sources: dict[str, dict] = {}
     extra: list[pathlib.Path] = []
     for path in solution_notebooks(book):
         notebook = read_notebook(path)
+        sources[path.name] = notebook
         prefix = exercise_prefix(path, numbers, root)
         result = make_student_notebook(notebook, path=path, prefix=prefix)
         relative = path.resolve().relative_to(root.resolve()) if path.resolve().is_relative_to(root.resolve()) else pathlib.Path("book") / path.name
@@ -845,7 +895,7 @@ def make_student_edition(
         target = out / (file.relative_to(root.resolve()) if inside else pathlib.Path("book") / file.relative_to(book.resolve()))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(file, target)
-    (out / "README.md").write_text(student_readme(results, _git_commit(root)), encoding="utf-8")
+    (out / "README.md").write_text(student_readme(results, _git_commit(root), extra_packages(sources, package_root)), encoding="utf-8")
     if zip_path is not None:
         write_zip(out, zip_path)
     return Edition(out, results, zip_path, time.perf_counter() - start)
