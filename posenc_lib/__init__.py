@@ -4,7 +4,7 @@ Shape notation throughout: ``b`` batch, ``h`` heads, ``s`` sequence length,
 ``d`` width (``d_model`` for token vectors, ``head_dim`` for one head).
 """
 
-from .alibi import alibi_bias, alibi_slopes
+from .alibi import alibi_bias, alibi_bias_compact, alibi_slopes
 from .attention import attention, causal_mask
 from .learned import (
     LearnedPositionalEmbedding,
@@ -81,6 +81,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "ToyAttentionHead",
     "alibi_bias",
+    "alibi_bias_compact",
     "alibi_slopes",
     "apply_rope",
     "attention",

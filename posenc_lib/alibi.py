@@ -74,9 +74,48 @@ def alibi_bias(
     offset = key_pos - query_pos  # (s_q, s_k), integer, < 0 for keys in the past
     slopes = alibi_slopes(n_heads).to(dtype).view(-1, 1, 1)  # (h, 1, 1)
     if causal:
-        bias = slopes * offset.clamp(max=0).to(dtype)  # (h, s_q, s_k)
-        return bias.masked_fill(offset > 0, float("-inf"))
+        # Mask the small (s_q, s_k) distance table, not the big (h, s_q, s_k) result: m_h * -inf = -inf
+        # (every slope is > 0), so the one broadcast product below is the only pass over h * s_q * s_k.
+        distance = offset.to(dtype)  # (s_q, s_k)
+        distance.masked_fill_(offset > 0, float("-inf"))
+        return slopes * distance  # (h, s_q, s_k)
     return slopes * (-offset.abs()).to(dtype)
+
+
+def alibi_bias_compact(n_heads: int, k_len: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """ALiBi as one row per head, shape ``(h, 1, k_len)``: ``-m_h * (k_len - 1 - j)`` for key ``j``.
+
+    This is the causal bias row of the *last* query. For any other query at
+    position ``i`` the causal row ``-m_h * (i - j)`` (keys ``j <= i``) differs from
+    it by ``m_h * (k_len - 1 - i)``, the same number for every key of that row,
+    and softmax ignores a constant added to a whole row. So, with a causal mask
+    applied separately,
+
+        softmax(scores + alibi_bias_compact(h, k_len) + mask) == softmax(scores + alibi_bias(h, q_len, k_len))
+
+    for every ``q_len <= k_len`` (queries aligned to the end of the keys), while
+    storing ``h * k_len`` numbers instead of ``h * q_len * k_len``. This is the
+    form MPT (and HF transformers' ``build_mpt_alibi_tensor``) uses.
+
+    It holds no mask: future keys get a finite bias and must be masked by the
+    caller. It does not replace the symmetric form (``alibi_bias(..., causal=False)``):
+    ``-m_h |i - j|`` is not a row-wise shift of a single row.
+
+    Args:
+        n_heads: number of heads ``h``.
+        k_len: number of keys ``s_k``.
+        dtype: floating dtype of the result.
+    """
+    n_heads = check_positive_int("n_heads", n_heads)
+    k_len = check_positive_int("k_len", k_len)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch dtype, got {dtype}")
+    if dtype in (torch.float32, torch.float64):  # whole numbers, exact in these dtypes for any realistic k_len
+        distance = torch.arange(1 - k_len, 1, dtype=dtype)  # (s_k,), -(k_len - 1 - j)
+    else:  # float16 / bfloat16: round each integer once, as alibi_bias does
+        distance = torch.arange(1 - k_len, 1).to(dtype)  # (s_k,)
+    slopes = alibi_slopes(n_heads).to(dtype).view(-1, 1, 1)  # (h, 1, 1)
+    return slopes * distance  # (h, 1, s_k)
 
 
 # --- Analysis helpers used by the ALiBi chapter ------------------------------------------------

@@ -99,6 +99,53 @@ def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
+# Below this many elements a rotation costs what its torch calls cost (a few microseconds each),
+# not what its memory traffic costs, so small inputs take the path with the fewest calls.
+_FEW_CALLS_NUMEL = 1 << 15
+
+
+def _needs_grad(*tensors: torch.Tensor) -> bool:
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _complex_pairs(x: torch.Tensor) -> torch.Tensor | None:
+    """Interleaved pairs of ``x`` ``(..., s, d)`` seen as complex numbers ``(..., s, d/2)``, sharing memory.
+
+    ``None`` when that view does not exist: a dtype other than float32/float64,
+    or strides that do not keep each pair adjacent and aligned.
+    """
+    if x.dtype not in (torch.float32, torch.float64) or x.stride(-1) != 1:
+        return None
+    try:
+        return torch.view_as_complex(torch.unflatten(x, -1, (-1, 2)))  # (..., s, d/2)
+    except RuntimeError:
+        return None
+
+
+def _rotate_complex(pairs: torch.Tensor, rotation: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``pairs * rotation`` written into a new contiguous real tensor shaped like ``like`` ``(..., s, d)``.
+
+    ``pairs``: ``(..., s, d/2)`` complex; ``rotation``: ``cos + i sin`` of the same
+    dtype, broadcastable to it. ``(a + ib)(cos + i sin) = (a cos - b sin) + i (b cos + a sin)`` is the
+    pair rotation, computed in one pass: read ``x`` once, write the result once.
+    """
+    if like.is_contiguous():  # then so is the product: view it as real, no copy
+        return torch.view_as_real(pairs * rotation).flatten(-2)  # (..., s, d)
+    out = torch.empty_like(like, memory_format=torch.contiguous_format)  # (..., s, d)
+    torch.mul(pairs, rotation, out=torch.view_as_complex(torch.unflatten(out, -1, (-1, 2))))
+    return out
+
+
+def _rotate_half_few_calls(x: torch.Tensor, cos_full: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
+    """Half layout in three torch calls, for small contiguous ``x`` ``(..., s, d)``.
+
+    ``cos_full = [cos | cos]`` and ``sin_signed = [-sin | sin]``, each ``(s, d)``:
+    ``x * cos_full + roll(x, d/2) * sin_signed`` is ``(a cos - b sin, b cos + a sin)``
+    for every pair ``(a, b) = (x_k, x_{k + d/2})``.
+    """
+    return torch.addcmul(x * cos_full, x.roll(x.shape[-1] // 2, dims=-1), sin_signed)  # (..., s, d)
+
+
 def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "half") -> torch.Tensor:
     """Rotate each pair of ``x`` by the angle whose cosine and sine are given.
 
@@ -112,12 +159,17 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
         ``(a cos - b sin, b cos + a sin)``.
 
     Without autograd the result is written in place into one output buffer
-    (half-size cos/sin, no ``torch.cat``); with autograd it uses plain
-    differentiable operations.
+    (half-size cos/sin, no ``torch.cat``): for the interleaved layout of a
+    float32/float64 ``x`` that is one complex multiplication, one pass over
+    memory. With autograd it uses plain differentiable operations.
     """
     check_choice("layout", layout, LAYOUTS)
     cos = cos.to(x.dtype)
     sin = sin.to(x.dtype)
+    if layout == "interleaved" and not _needs_grad(x, cos, sin):
+        pairs = _complex_pairs(x)  # (..., s, d/2) complex view of x, or None
+        if pairs is not None:
+            return _rotate_complex(pairs, torch.complex(cos, sin), x)
     if layout == "half":
         first, second = x.chunk(2, dim=-1)  # each (..., s, d/2)
     else:
@@ -203,7 +255,14 @@ class RotaryEmbedding(nn.Module):
 
     ``forward(x, positions=None)``: ``x`` is ``(..., s, d)``, e.g. ``(b, h, s, d)``;
     ``positions`` as in :func:`apply_rope`. Integer positions are looked up in
-    the cache; others are computed directly.
+    the cache; others are computed directly. ``rotate_qk(q, k, positions=None)``
+    does queries and keys together with one lookup.
+
+    Besides ``cos_cached`` / ``sin_cached`` the cache holds the tables each
+    layout's fast path wants, so a call does no trigonometry and no
+    ``torch.cat``: ``cos + i sin`` as complex numbers (interleaved), or
+    ``[cos | cos]`` and ``[-sin | sin]`` (half, used for small inputs such as
+    one decoding step, where the number of torch calls is what costs).
     """
 
     cos_cached: torch.Tensor
@@ -230,24 +289,30 @@ class RotaryEmbedding(nn.Module):
         if not isinstance(seq_len, int) or seq_len <= 0:
             raise ValueError(f"seq_len must be a positive integer, got {seq_len!r}")
         angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), self.frequencies)  # (s, d/2)
-        self.register_buffer("cos_cached", angles.cos().float(), persistent=False)
-        self.register_buffer("sin_cached", angles.sin().float(), persistent=False)
+        cos, sin = angles.cos().float(), angles.sin().float()
+        self._cached_len = seq_len  # a plain int: reading it costs nothing on every call
+        self.register_buffer("cos_cached", cos, persistent=False)
+        self.register_buffer("sin_cached", sin, persistent=False)
+        if self.layout == "interleaved":
+            # (s, d/2, 2) real, viewed as complex when used: Module.to(dtype) would drop a complex buffer's imaginary part
+            self.register_buffer("rotation_cached", torch.stack((cos, sin), dim=-1), persistent=False)
+        else:
+            self.register_buffer("cos_full_cached", torch.cat((cos, cos), dim=-1), persistent=False)  # (s, d)
+            self.register_buffer("sin_signed_cached", torch.cat((-sin, sin), dim=-1), persistent=False)  # (s, d)
 
     @property
     def cached_len(self) -> int:
         return self.cos_cached.shape[0]
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | int | None = None) -> torch.Tensor:
-        x = check_tensor("x", x, min_dim=2)
-        check_floating("x", x)
-        if x.shape[-1] != self.head_dim:
-            raise ValueError(f"x must have last dimension head_dim={self.head_dim}, got shape {tuple(x.shape)}")
+        x = self._check_input("x", x)
         seq_len = x.shape[-2]
         if positions is None or isinstance(positions, int):
-            start = 0 if positions is None else positions
-            if start < 0:
-                raise ValueError(f"positions (an offset) must be >= 0, got {start}")
-            self._ensure_cached(start + seq_len)
+            start = self._cached_offset(positions, seq_len)
+            if x.dtype == torch.float32 and not _needs_grad(x):
+                fast = self._rotate_fast(x, self._fast_tables(start, start + seq_len))
+                if fast is not None:
+                    return fast
             cos, sin = self.cos_cached[start : start + seq_len], self.sin_cached[start : start + seq_len]
         else:
             pos = _positions_tensor(positions, seq_len)
@@ -266,9 +331,74 @@ class RotaryEmbedding(nn.Module):
             cos, sin = angles.cos(), angles.sin()
         return rotate_pairs(x, cos, sin, self.layout)
 
+    def rotate_qk(
+        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor | int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate queries and keys at the same positions: ``(self(q, positions), self(k, positions))``.
+
+        One argument check and one cache lookup serve both, which matters when
+        ``q`` and ``k`` are small (one decoding step), where those fixed costs are
+        most of the time.
+
+        Args:
+            q: queries ``(..., s, d)``, e.g. ``(b, h, s, d)``.
+            k: keys ``(..., s, d)``; the other dimensions may differ from ``q``'s
+                (fewer key heads in grouped-query attention), ``s`` may not.
+            positions: as in :func:`apply_rope`, shared by ``q`` and ``k``.
+        """
+        q = self._check_input("q", q)
+        k = self._check_input("k", k)
+        if q.shape[-2] != k.shape[-2]:
+            raise ValueError(
+                f"q and k must have the same sequence length s (shape[-2]), got {tuple(q.shape)} and {tuple(k.shape)}"
+            )
+        q_out = k_out = None
+        if (positions is None or isinstance(positions, int)) and not _needs_grad(q, k):
+            start = self._cached_offset(positions, q.shape[-2])
+            if q.dtype == torch.float32 and k.dtype == torch.float32:
+                tables = self._fast_tables(start, start + q.shape[-2])
+                q_out, k_out = self._rotate_fast(q, tables), self._rotate_fast(k, tables)
+        return (self(q, positions) if q_out is None else q_out), (self(k, positions) if k_out is None else k_out)
+
+    def _check_input(self, name: str, x: object) -> torch.Tensor:
+        x = check_floating(name, check_tensor(name, x, min_dim=2))
+        if x.shape[-1] != self.head_dim:
+            raise ValueError(f"{name} must have last dimension head_dim={self.head_dim}, got shape {tuple(x.shape)}")
+        return x
+
+    def _cached_offset(self, positions: int | None, seq_len: int) -> int:
+        """Validate an offset (``None`` means 0) and grow the cache to cover ``offset + seq_len`` positions."""
+        start = 0 if positions is None else positions
+        if start < 0:
+            raise ValueError(f"positions (an offset) must be >= 0, got {start}")
+        self._ensure_cached(start + seq_len)
+        return start
+
     def _ensure_cached(self, needed: int) -> None:
-        if needed > self.cached_len:
-            self.build_cache(max(needed, 2 * self.cached_len))
+        if needed > self._cached_len:
+            self.build_cache(max(needed, 2 * self._cached_len))
+
+    def _fast_tables(self, start: int, stop: int) -> tuple[torch.Tensor, ...]:
+        """The cached rows a fast path needs for positions ``start .. stop - 1``.
+
+        Read from ``self._buffers`` directly: ``nn.Module.__getattr__`` costs about
+        a microsecond per buffer, a noticeable share of a decoding step.
+        """
+        buffers = self._buffers
+        if self.layout == "interleaved":
+            return (buffers["rotation_cached"][start:stop],)  # (s, d/2, 2)
+        return buffers["cos_full_cached"][start:stop], buffers["sin_signed_cached"][start:stop]  # (s, d) each
+
+    def _rotate_fast(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor | None:
+        """Fast paths for a float32 ``x`` ``(..., s, d)`` without autograd; ``None`` if none applies."""
+        if tables[0].dtype != torch.float32:  # the module was converted, e.g. with .double(): take the general path
+            return None
+        if self.layout == "interleaved":
+            pairs = _complex_pairs(x)  # (..., s, d/2) complex64 view of x
+            return None if pairs is None else _rotate_complex(pairs, torch.view_as_complex(tables[0]), x)
+        if x.numel() <= _FEW_CALLS_NUMEL and x.is_contiguous():
+            return _rotate_half_few_calls(x, tables[0], tables[1])
+        return None  # large half-layout inputs: rotate_pairs writes one output buffer with half-size cos/sin
 
 
 # --- Analysis helpers used by the RoPE chapter -------------------------------------------------

@@ -1,0 +1,513 @@
+"""Side-by-side timings of posenc_lib against the libraries people use (``make bench``).
+
+    python bench/bench.py            # full run, writes book/data/bench.json and book/data/bench.md
+    python bench/bench.py --quick    # a smoke run with few samples, writes nothing unless --out-dir is given
+
+Every case first checks that all contenders compute the same numbers (up to layout
+permutation and float tolerance) and stops if one does not. Then it times them
+*interleaved*: each round calls every contender once, in a fresh random order, so
+that a burst of load from something else on the machine hits all of them alike.
+It reports the median over the rounds with the interquartile range, and ratios to
+the reference rows; no number here is asserted in the tests.
+
+Peers (pinned in requirements-bench.txt / requirements-test.txt):
+HF transformers' ``apply_rotary_pos_emb`` and ``build_mpt_alibi_tensor``,
+torchtune's ``RotaryPositionalEmbeddings`` (only its ``modules/position_embeddings.py``
+is loaded: ``import torchtune`` needs torchao, datasets and more), and lucidrains'
+``rotary-embedding-torch``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import pathlib
+import platform
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import before  # noqa: E402  (the library before the performance work)
+import posenc_lib as pe  # noqa: E402
+
+# ----------------------------------------------------------------------------------------------
+# timing
+
+
+def time_interleaved(contenders: dict[str, Callable[[], object]], rounds: int, seed: int = 0) -> dict[str, list[float]]:
+    """Seconds per call of every contender: ``rounds`` samples each, one call per sample.
+
+    Every round runs all contenders once in a new random order. The garbage
+    collector is off while timing; each result is dropped right away, so every
+    call pays for allocating its output, as it would in real use.
+    """
+    names = list(contenders)
+    for name in names:  # warm-up: lazy initialisation, caches, first-touch of code paths
+        contenders[name]()
+        contenders[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    order = random.Random(seed)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            order.shuffle(names)
+            for name in names:
+                call = contenders[name]
+                start = time.perf_counter()
+                call()
+                samples[name].append(time.perf_counter() - start)
+    finally:
+        gc.enable()
+    return samples
+
+
+@dataclass
+class Row:
+    name: str
+    samples: list[float]
+    error: float | None = None  # max |result - reference|, where a reference exists
+    note: str = ""
+    scale: float = 1.0  # the loop contender times a few rows; its samples are scaled to the full table
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) * self.scale
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        q1, _, q3 = statistics.quantiles(self.samples, n=4)
+        return q1 * self.scale, q3 * self.scale
+
+
+@dataclass
+class Section:
+    title: str
+    rows: list[Row]
+    references: list[str]  # names of rows every other row is divided by
+    rounds: int
+    notes: list[str] = field(default_factory=list)
+
+    def row(self, name: str) -> Row:
+        return next(r for r in self.rows if r.name == name)
+
+
+@dataclass
+class Target:
+    what: str
+    ratio: float
+    limit: float
+    kind: str  # "at most" (ratio of times must be <= limit) or "at least" (speed-up must be >= limit)
+
+    @property
+    def met(self) -> bool:
+        return self.ratio <= self.limit if self.kind == "at most" else self.ratio >= self.limit
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 1.0:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def section_markdown(section: Section) -> str:
+    header = ["contender", "median", "middle half of samples"] + [f"× {ref}" for ref in section.references] + ["max abs error"]
+    lines = [f"**{section.title}** ({section.rounds} interleaved rounds)", "", "| " + " | ".join(header) + " |",
+             "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    for row in section.rows:
+        q1, q3 = row.quartiles
+        cells = [row.name + (f" ({row.note})" if row.note else ""), format_seconds(row.median),
+                 f"{format_seconds(q1)} – {format_seconds(q3)}"]
+        cells += [f"{row.median / section.row(ref).median:.2f}" for ref in section.references]
+        cells.append("—" if row.error is None else f"{row.error:.1e}")
+        lines.append("| " + " | ".join(cells) + " |")
+    for note in section.notes:
+        lines += ["", note]
+    return "\n".join(lines)
+
+
+def targets_markdown(targets: list[Target]) -> str:
+    lines = ["| target | measured | limit | met |", "|---|---:|---:|:---:|"]
+    for t in targets:
+        sign = "≤" if t.kind == "at most" else "≥"
+        lines.append(f"| {t.what} | {t.ratio:.2f} | {sign} {t.limit:g} | {'yes' if t.met else '**no**'} |")
+    return "\n".join(lines)
+
+
+def max_error(result: torch.Tensor | np.ndarray, reference: torch.Tensor | np.ndarray) -> float:
+    if isinstance(result, np.ndarray):
+        return float(np.abs(result.astype(np.float64) - reference).max())
+    return float((result.double() - reference.double()).abs().max())
+
+
+def require(condition: bool, message: str) -> None:
+    if not condition:
+        raise SystemExit(f"equality check failed before timing: {message}")
+
+
+# ----------------------------------------------------------------------------------------------
+# peers
+
+
+def load_torchtune_rope() -> type:
+    """torchtune's RotaryPositionalEmbeddings from its single file, without importing the torchtune package."""
+    spec = importlib.util.find_spec("torchtune")
+    if spec is None or spec.submodule_search_locations is None:
+        raise SystemExit("torchtune is not installed: run `make bench` (pip install --no-deps torchtune==0.6.1)")
+    path = pathlib.Path(spec.submodule_search_locations[0]) / "modules" / "position_embeddings.py"
+    module_spec = importlib.util.spec_from_file_location("torchtune_position_embeddings", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module.RotaryPositionalEmbeddings
+
+
+def hf_cos_sin(shape: tuple[int, int, int, int], positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos/sin as HF's own LlamaRotaryEmbedding makes them, (1, s, d) float32 (computed once, outside the timing)."""
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    b, h, s, d = shape
+    config = LlamaConfig(hidden_size=h * d, num_attention_heads=h, head_dim=d, max_position_embeddings=4096,
+                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    rotary = LlamaRotaryEmbedding(config)
+    return rotary(torch.empty(1, dtype=torch.float32), positions[None])
+
+
+# ----------------------------------------------------------------------------------------------
+# cases
+
+
+def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> Section:
+    from rotary_embedding_torch import RotaryEmbedding as LucidrainsRotary
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    b, h, s, d = shape
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(shape, generator=gen), torch.randn(shape, generator=gen)  # (b, h, s, d)
+    q_bshd, k_bshd = q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous()  # torchtune's (b, s, h, d)
+    positions = torch.arange(start, start + s)
+
+    cos, sin = hf_cos_sin(shape, positions)  # (1, s, d) each
+    torchtune = load_torchtune_rope()(d, max_seq_len=4096)
+    tt_positions = None if start == 0 else positions[None]  # (1, s)
+    lucid = LucidrainsRotary(dim=d)
+    lucid.rotate_queries_or_keys(torch.zeros(1, 1, 4096, d))  # fills its cache, as a prefill would
+    half = pe.RotaryEmbedding(d, 4096, layout="half")
+    interleaved = pe.RotaryEmbedding(d, 4096, layout="interleaved")
+    half_before = before.RotaryEmbedding(d, 4096, "half")
+    interleaved_before = before.RotaryEmbedding(d, 4096, "interleaved")
+    q_buffer, k_buffer = torch.empty_like(q), torch.empty_like(k)
+
+    contenders: dict[str, Callable[[], object]] = {
+        "floor: q.clone(), k.clone()": lambda: (q.clone(), k.clone()),
+        "HF transformers apply_rotary_pos_emb (half)": lambda: apply_rotary_pos_emb(q, k, cos, sin),
+        "torchtune RotaryPositionalEmbeddings (interleaved)": lambda: (
+            torchtune(q_bshd, input_pos=tt_positions), torchtune(k_bshd, input_pos=tt_positions)),
+        "rotary-embedding-torch (interleaved)": lambda: (
+            lucid.rotate_queries_or_keys(q, offset=start), lucid.rotate_queries_or_keys(k, offset=start)),
+        "posenc_lib RotaryEmbedding (half)": lambda: (half(q, start), half(k, start)),
+        "posenc_lib RotaryEmbedding (interleaved)": lambda: (interleaved(q, start), interleaved(k, start)),
+        "posenc_lib apply_rope (half, no cache)": lambda: (pe.apply_rope(q, start), pe.apply_rope(k, start)),
+        "posenc_lib before (half)": lambda: (half_before(q, start), half_before(k, start)),
+        "posenc_lib before (interleaved)": lambda: (interleaved_before(q, start), interleaved_before(k, start)),
+        "reference: copy into existing buffers": lambda: (q_buffer.copy_(q), k_buffer.copy_(k)),
+    }
+
+    # equality before timing: every contender against a float64 reference in its own layout
+    reference = {layout: (pe.apply_rope(q.double(), start, layout=layout), pe.apply_rope(k.double(), start, layout=layout))
+                 for layout in ("half", "interleaved")}
+    outputs = {
+        "HF transformers apply_rotary_pos_emb (half)": ("half", apply_rotary_pos_emb(q, k, cos, sin)),
+        "torchtune RotaryPositionalEmbeddings (interleaved)": ("interleaved", tuple(
+            torchtune(x, input_pos=tt_positions).transpose(1, 2) for x in (q_bshd, k_bshd))),
+        "rotary-embedding-torch (interleaved)": ("interleaved", tuple(
+            lucid.rotate_queries_or_keys(x, offset=start) for x in (q, k))),
+        "posenc_lib RotaryEmbedding (half)": ("half", (half(q, start), half(k, start))),
+        "posenc_lib RotaryEmbedding (interleaved)": ("interleaved", (interleaved(q, start), interleaved(k, start))),
+        "posenc_lib apply_rope (half, no cache)": ("half", (pe.apply_rope(q, start), pe.apply_rope(k, start))),
+        "posenc_lib before (half)": ("half", (half_before(q, start), half_before(k, start))),
+        "posenc_lib before (interleaved)": ("interleaved", (interleaved_before(q, start), interleaved_before(k, start))),
+    }
+    errors: dict[str, float] = {}
+    for name, (layout, (q_out, k_out)) in outputs.items():
+        require(q_out.shape == q.shape and q_out.dtype == torch.float32, f"{name} returned {q_out.shape} {q_out.dtype}")
+        errors[name] = max(max_error(q_out, reference[layout][0]), max_error(k_out, reference[layout][1]))
+        # the peers compute angles p * theta in float32 (error up to ~1e-4 rad at p ~ 2000); posenc_lib in float64
+        limit = 1e-5 if name.startswith("posenc_lib") else 2e-3
+        require(errors[name] <= limit, f"{name}: max error {errors[name]:.2e} > {limit:g} against the float64 reference")
+    del outputs
+
+    samples = time_interleaved(contenders, rounds)
+    rows = [Row(name, samples[name], errors.get(name)) for name in contenders]
+    where = "positions 0 .. " + str(s - 1) if start == 0 else f"one decoding step at position {start}"
+    return Section(
+        title=f"RoPE on q and k, float32, (b, h, s, d) = {shape}, {where}",
+        rows=rows, references=["floor: q.clone(), k.clone()", "HF transformers apply_rotary_pos_emb (half)"], rounds=rounds,
+        notes=["max abs error: against posenc_lib's float64 computation in the contender's own layout "
+               "(torchtune's (b, s, h, d) output transposed back)."],
+    )
+
+
+def sinusoidal_section(seq_len: int, d_model: int, dtype: type, rounds: int, loop_rows: int) -> Section:
+    loop = getattr(pe, "sinusoidal_encoding_loop", None) or python_loop
+    direct = before.sinusoidal_encoding(seq_len, 64, dtype=np.float64)  # small check of the old formula first
+    require(np.abs(direct - pe.sinusoidal_encoding(seq_len, 64)).max() < 1e-11, "old and new tables differ")
+
+    # equality before timing: the float64 direct formula as the reference for every contender
+    reference = before.sinusoidal_encoding(seq_len, d_model, dtype=np.float64)
+    ours = pe.sinusoidal_encoding(seq_len, d_model, dtype=dtype)
+    old = before.sinusoidal_encoding(seq_len, d_model, dtype=dtype)
+    loop_table = loop(loop_rows, d_model)
+    errors = {
+        "posenc_lib sinusoidal_encoding": max_error(ours, reference),
+        "posenc_lib before (direct formula)": max_error(old, reference),
+        f"Python double loop ({loop_rows} rows, scaled)": max_error(loop_table, reference[:loop_rows]),
+    }
+    limit = 1e-12 if dtype == np.float64 else 1e-3  # float32: the old formula rounds angles near 8192 to float32
+    for name, err in errors.items():
+        require(err <= limit, f"{name}: max error {err:.2e} > {limit:g}")
+    require(ours.shape == (seq_len, d_model) and ours.dtype == dtype, "wrong shape or dtype")
+    del reference, ours, old, loop_table
+
+    contenders = {
+        "floor: np.full": lambda: np.full((seq_len, d_model), 1.0, dtype=dtype),
+        "posenc_lib sinusoidal_encoding": lambda: pe.sinusoidal_encoding(seq_len, d_model, dtype=dtype),
+        "posenc_lib before (direct formula)": lambda: before.sinusoidal_encoding(seq_len, d_model, dtype=dtype),
+    }
+    samples = time_interleaved(contenders, rounds)
+    loop_name = f"Python double loop ({loop_rows} rows, scaled)"
+    loop_samples = time_interleaved({loop_name: lambda: loop(loop_rows, d_model)}, max(3, rounds // 3))
+    rows = [Row(name, samples[name], errors.get(name)) for name in contenders]
+    rows.append(Row(loop_name, loop_samples[loop_name], errors[loop_name], scale=seq_len / loop_rows))
+    dtype_name = np.dtype(dtype).name
+    return Section(
+        title=f"Sinusoidal table, {seq_len} × {d_model}, {dtype_name}",
+        rows=rows, references=["floor: np.full", "posenc_lib sinusoidal_encoding"], rounds=rounds,
+        notes=[f"max abs error: against the direct formula sin/cos(p·w) in float64. The loop is "
+               f"`{loop.__module__}.{loop.__name__}` (always float64), timed on its first {loop_rows} rows and "
+               f"multiplied by {seq_len // loop_rows}."],
+    )
+
+
+def python_loop(seq_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """A naive double loop (used only if posenc_lib has no sinusoidal_encoding_loop)."""
+    table = np.empty((seq_len, d_model))
+    for p in range(seq_len):
+        for col in range(d_model):
+            angle = p / base ** (2 * (col // 2) / d_model)
+            table[p, col] = math.sin(angle) if col % 2 == 0 else math.cos(angle)
+    return table
+
+
+def alibi_compact_section(n_heads: int, k_len: int, rounds: int) -> Section:
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    ours, theirs = pe.alibi_bias_compact(n_heads, k_len), build_mpt_alibi_tensor(n_heads, k_len)
+    require(ours.shape == theirs.shape == (n_heads, 1, k_len), f"shapes {ours.shape} vs {theirs.shape}")
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)  # same slopes and distances; float32 slopes may differ by an ulp
+    error = max_error(ours, theirs)
+    contenders = {
+        "HF transformers build_mpt_alibi_tensor": lambda: build_mpt_alibi_tensor(n_heads, k_len),
+        "posenc_lib alibi_bias_compact": lambda: pe.alibi_bias_compact(n_heads, k_len),
+    }
+    samples = time_interleaved(contenders, rounds)
+    return Section(
+        title=f"ALiBi, compact form (h, 1, s_k) = ({n_heads}, 1, {k_len}), float32",
+        rows=[Row(name, samples[name], None if name.startswith("HF") else error) for name in contenders],
+        references=["HF transformers build_mpt_alibi_tensor"], rounds=rounds,
+        notes=["max abs error: against HF's tensor. Both are one row per head; the causal mask is applied separately."],
+    )
+
+
+def alibi_full_section(n_heads: int, seq_len: int, rounds: int) -> Section:
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    def hf_full() -> torch.Tensor:  # HF's compact rows broadcast to every query, future keys masked
+        mask = pe.causal_mask(seq_len, seq_len)  # (s, s) bool
+        return torch.where(mask, build_mpt_alibi_tensor(n_heads, seq_len), float("-inf"))  # (h, s, s)
+
+    # equality before timing, up to a constant per row (softmax ignores it); rows sampled to bound the cost
+    ours, theirs = pe.alibi_bias(n_heads, seq_len), hf_full()
+    require(ours.shape == theirs.shape == (n_heads, seq_len, seq_len), "shapes differ")
+    rows_checked = torch.arange(0, seq_len, 61)
+    a, b = ours[:, rows_checked], theirs[:, rows_checked]  # (h, r, s)
+    require(torch.equal(torch.isinf(a), torch.isinf(b)), "masks differ")
+    shift = torch.where(torch.isinf(a), 0.0, a - b)  # (h, r, s): constant along each row where finite
+    row_constant = shift[..., :1]  # key 0 is never masked
+    spread = float((torch.where(torch.isinf(a), row_constant, shift) - row_constant).abs().max())
+    require(spread < 2e-3, f"bias rows differ by more than a constant: {spread}")
+    old = before.alibi_bias(n_heads, seq_len, seq_len)
+    require(torch.equal(old, ours), "old and new alibi_bias differ")
+    del ours, theirs, a, b, shift, old
+    gc.collect()
+
+    contenders = {
+        "floor: torch.full": lambda: torch.full((n_heads, seq_len, seq_len), 1.0),
+        "HF compact rows broadcast + causal mask (torch.where)": hf_full,
+        "posenc_lib alibi_bias": lambda: pe.alibi_bias(n_heads, seq_len),
+        "posenc_lib before (masked_fill on the full tensor)": lambda: before.alibi_bias(n_heads, seq_len, seq_len),
+    }
+    samples = time_interleaved(contenders, rounds)
+    return Section(
+        title=f"ALiBi, full causal bias (h, s_q, s_k) = ({n_heads}, {seq_len}, {seq_len}), float32 "
+              f"({n_heads * seq_len * seq_len * 4 / 2**30:.1f} GiB each)",
+        rows=[Row(name, samples[name]) for name in contenders],
+        references=["floor: torch.full", "HF compact rows broadcast + causal mask (torch.where)"], rounds=rounds,
+        notes=[f"Checked before timing: same -inf pattern, and on every 61st query row the two biases differ by a "
+               f"constant along the row (largest deviation {spread:.1e}), which softmax ignores."],
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# targets from the issue, and the machine
+
+
+def targets_for(sections: dict[str, Section]) -> list[Target]:
+    targets: list[Target] = []
+    for key in ("rope_long", "rope_decode"):
+        section = sections[key]
+        shape = section.title.split("= ")[1].split(")")[0] + ")"
+        for layout in ("half", "interleaved"):
+            ours = section.row(f"posenc_lib RotaryEmbedding ({layout})").median
+            for peer, limit in (("HF transformers apply_rotary_pos_emb (half)", 0.8),
+                                ("torchtune RotaryPositionalEmbeddings (interleaved)", 1.0),
+                                ("rotary-embedding-torch (interleaved)", 1.0),
+                                ("floor: q.clone(), k.clone()", 2.0)):
+                short = peer.split(" (")[0].replace("floor: q.clone(), k.clone()", "clone floor")
+                targets.append(Target(f"RoPE {shape}, posenc_lib {layout} / {short}",
+                                      ours / section.row(peer).median, limit, "at most"))
+    for key in ("sin64", "sin32"):
+        section = sections[key]
+        ours = section.row("posenc_lib sinusoidal_encoding").median
+        loop = next(r for r in section.rows if r.name.startswith("Python double loop")).median
+        dtype = section.title.rsplit(", ", 1)[1]
+        targets.append(Target(f"sinusoidal {dtype}: speed-up over the Python loop", loop / ours, 50.0, "at least"))
+        targets.append(Target(f"sinusoidal {dtype}: posenc_lib / floor", ours / section.row("floor: np.full").median, 3.0, "at most"))
+    section = sections["alibi_compact"]
+    targets.append(Target("ALiBi compact (32, 1, 4096): posenc_lib / HF",
+                          section.row("posenc_lib alibi_bias_compact").median
+                          / section.row("HF transformers build_mpt_alibi_tensor").median, 1.0, "at most"))
+    section = sections["alibi_full"]
+    targets.append(Target("ALiBi full causal: posenc_lib / HF rows broadcast + mask",
+                          section.row("posenc_lib alibi_bias").median
+                          / section.row("HF compact rows broadcast + causal mask (torch.where)").median, 1.0, "at most"))
+    return targets
+
+
+def machine() -> dict[str, object]:
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = "unknown"
+    try:
+        kib = int(pathlib.Path("/proc/meminfo").read_text().split()[1])
+        memory = f"{kib / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    versions = {}
+    for package in ("torch", "numpy", "transformers", "torchtune", "rotary-embedding-torch"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return {
+        "cpu": cpu,
+        "logical_cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "memory": memory,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "versions": versions,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+    }
+
+
+def report_markdown(info: dict[str, object], sections: list[Section], targets: list[Target]) -> str:
+    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    lines = [
+        f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs (torch uses {info['torch_threads']} threads), "
+        f"{info['memory']} RAM, {info['os']}, Python {info['python']}; {versions}. "
+        f"Run {info['date_utc']} UTC; load average {info['load_average_at_start']} at the start and "
+        f"{info['load_average_at_end']} at the end (1, 5, 15 min).",
+        "",
+    ]
+    for section in sections:
+        lines += [section_markdown(section), ""]
+    lines += ["**Targets from the issue** (ratios of medians)", "", targets_markdown(targets)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few rounds, to check that everything runs")
+    parser.add_argument("--out-dir", type=pathlib.Path, default=None,
+                        help="where to write bench.json and bench.md (default: book/data, or nowhere with --quick)")
+    args = parser.parse_args(argv)
+    out_dir = args.out_dir or (None if args.quick else ROOT / "book" / "data")
+    torch.manual_seed(0)
+    quick = args.quick
+
+    info = machine()
+    print(f"{info['cpu']}, {info['logical_cpus']} CPUs, torch {info['versions']['torch']}, load {info['load_average_at_start']}",
+          flush=True)
+    sections: dict[str, Section] = {}
+    with torch.no_grad():
+        steps = [
+            ("rope_long", lambda: rope_section((4, 16, 2048, 64), 0, 3 if quick else 25)),
+            ("rope_decode", lambda: rope_section((1, 32, 1, 128), 1000, 50 if quick else 3000)),
+            ("sin64", lambda: sinusoidal_section(8192, 1024, np.float64, 3 if quick else 21, 16)),
+            ("sin32", lambda: sinusoidal_section(8192, 1024, np.float32, 3 if quick else 21, 16)),
+            ("alibi_compact", lambda: alibi_compact_section(32, 4096, 50 if quick else 2000)),
+            ("alibi_full", lambda: alibi_full_section(32, 1024 if quick else 4096, 2 if quick else 7)),
+        ]
+        for key, run in steps:
+            start = time.perf_counter()
+            sections[key] = run()
+            print(f"\n{section_markdown(sections[key])}\n({time.perf_counter() - start:.0f} s)", flush=True)
+    info["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    targets = targets_for(sections)
+    print("\n**Targets from the issue** (ratios of medians)\n\n" + targets_markdown(targets), flush=True)
+
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        ordered = list(sections.values())
+        (out_dir / "bench.md").write_text(report_markdown(info, ordered, targets))
+        payload = {
+            "command": "make bench  (python bench/bench.py)",
+            "machine": info,
+            "sections": [{"title": s.title, "rounds": s.rounds, "references": s.references, "notes": s.notes,
+                          "rows": [{"name": r.name, "median_s": r.median, "quartiles_s": list(r.quartiles),
+                                    "max_abs_error": r.error} for r in s.rows]} for s in ordered],
+            "targets": [{"what": t.what, "ratio": t.ratio, "limit": t.limit, "kind": t.kind, "met": t.met} for t in targets],
+        }
+        (out_dir / "bench.json").write_text(json.dumps(payload, indent=1) + "\n")
+        print(f"\nwrote {out_dir / 'bench.md'} and {out_dir / 'bench.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
