@@ -9,7 +9,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
 
-.PHONY: help venv assets book test test-fast refresh-notebooks experiments student constraints clean
+.PHONY: help venv assets book test test-fast refresh-notebooks experiments student bench constraints clean
 
 help:
 	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
@@ -17,6 +17,7 @@ help:
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/ and student.zip"
+	@echo "make bench  - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
 
 $(STAMP): $(REQUIREMENTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +54,18 @@ student:
 # train the tiny Transformers of chapter 11 (a few minutes on 2 cores); writes the results the chapter reads
 experiments: $(STAMP)
 	$(BIN)/python experiments/run_experiments.py --out book/data/experiments.json
+
+# the peers for `make bench`; torchtune on its own line with --no-deps (`import torchtune` needs torchao,
+# datasets and more; bench/bench.py loads only its modules/position_embeddings.py, which needs only torch)
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP) requirements-bench.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements-bench.txt
+	$(BIN)/python -m pip install --quiet --no-deps torchtune==0.6.1
+	@touch $@
+
+# a few minutes; prints the tables and writes book/data/bench.json and book/data/bench.md (the appendix shows them)
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/bench.py
 
 constraints: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^torch==' > constraints.tmp

@@ -223,8 +223,11 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
             torchtune(q_bshd, input_pos=tt_positions), torchtune(k_bshd, input_pos=tt_positions)),
         "rotary-embedding-torch (interleaved)": lambda: (
             lucid.rotate_queries_or_keys(q, offset=start), lucid.rotate_queries_or_keys(k, offset=start)),
-        "posenc_lib RotaryEmbedding (half)": lambda: (half(q, start), half(k, start)),
-        "posenc_lib RotaryEmbedding (interleaved)": lambda: (interleaved(q, start), interleaved(k, start)),
+        "posenc_lib RotaryEmbedding.rotate_qk (half)": lambda: half.rotate_qk(q, k, start),
+        "posenc_lib RotaryEmbedding.rotate_qk (interleaved)": lambda: interleaved.rotate_qk(q, k, start),
+        "posenc_lib RotaryEmbedding, q and k separately (half)": lambda: (half(q, start), half(k, start)),
+        "posenc_lib RotaryEmbedding, q and k separately (interleaved)": lambda: (
+            interleaved(q, start), interleaved(k, start)),
         "posenc_lib apply_rope (half, no cache)": lambda: (pe.apply_rope(q, start), pe.apply_rope(k, start)),
         "posenc_lib before (half)": lambda: (half_before(q, start), half_before(k, start)),
         "posenc_lib before (interleaved)": lambda: (interleaved_before(q, start), interleaved_before(k, start)),
@@ -240,8 +243,11 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
             torchtune(x, input_pos=tt_positions).transpose(1, 2) for x in (q_bshd, k_bshd))),
         "rotary-embedding-torch (interleaved)": ("interleaved", tuple(
             lucid.rotate_queries_or_keys(x, offset=start) for x in (q, k))),
-        "posenc_lib RotaryEmbedding (half)": ("half", (half(q, start), half(k, start))),
-        "posenc_lib RotaryEmbedding (interleaved)": ("interleaved", (interleaved(q, start), interleaved(k, start))),
+        "posenc_lib RotaryEmbedding.rotate_qk (half)": ("half", half.rotate_qk(q, k, start)),
+        "posenc_lib RotaryEmbedding.rotate_qk (interleaved)": ("interleaved", interleaved.rotate_qk(q, k, start)),
+        "posenc_lib RotaryEmbedding, q and k separately (half)": ("half", (half(q, start), half(k, start))),
+        "posenc_lib RotaryEmbedding, q and k separately (interleaved)": ("interleaved", (
+            interleaved(q, start), interleaved(k, start))),
         "posenc_lib apply_rope (half, no cache)": ("half", (pe.apply_rope(q, start), pe.apply_rope(k, start))),
         "posenc_lib before (half)": ("half", (half_before(q, start), half_before(k, start))),
         "posenc_lib before (interleaved)": ("interleaved", (interleaved_before(q, start), interleaved_before(k, start))),
@@ -386,7 +392,7 @@ def targets_for(sections: dict[str, Section]) -> list[Target]:
         section = sections[key]
         shape = section.title.split("= ")[1].split(")")[0] + ")"
         for layout in ("half", "interleaved"):
-            ours = section.row(f"posenc_lib RotaryEmbedding ({layout})").median
+            ours = section.row(f"posenc_lib RotaryEmbedding.rotate_qk ({layout})").median
             for peer, limit in (("HF transformers apply_rotary_pos_emb (half)", 0.8),
                                 ("torchtune RotaryPositionalEmbeddings (interleaved)", 1.0),
                                 ("rotary-embedding-torch (interleaved)", 1.0),
