@@ -321,9 +321,9 @@ def test_the_check_catches_a_broken_diagram(site, tmp_path):
     for entry in (site / "book").iterdir():
         (tmp_path / "book" / entry.name).symlink_to(entry)
     intro = (site / "book" / "intro.html").read_text()
-    assert intro.count("flowchart LR") == 1, "the landing page's chapter map is the diagram this test breaks"
+    assert intro.count("flowchart TD") == 1, "the landing page's chapter map is the diagram this test breaks"
     (tmp_path / "book" / "intro.html").unlink()
-    (tmp_path / "book" / "intro.html").write_text(intro.replace("flowchart LR", "flowchart LR\n    this is -- not ((valid mermaid", 1))
+    (tmp_path / "book" / "intro.html").write_text(intro.replace("flowchart TD", "flowchart TD\n    this is -- not ((valid mermaid", 1))
     with serve(tmp_path) as base, browser_context() as context:
         problems, _ = check_page(context, base + "book/intro.html")
     assert any("mermaid" in p.lower() for p in problems), problems
