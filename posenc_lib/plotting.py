@@ -203,12 +203,14 @@ def trajectory_plot(
     ylabel: str,
     ax: plt.Axes | None = None,
     label_points: bool = True,
+    point_labels: Sequence[str] | None = None,
 ) -> plt.Axes:
     """Draw named 2-d paths, each ``(n, 2)``, as joined markers; point ``i`` is labelled ``i``.
 
     Used for "the same word at positions 0, 1, 2, ...": each path is one word,
     each point one position, projected onto two coordinates. Equal axis scales,
-    so circles look like circles.
+    so circles look like circles. ``point_labels`` replaces the labels ``0 .. n-1``
+    (e.g. with the positions when they do not start at 0 or skip some).
     """
     if not paths:
         raise ValueError("paths must hold at least one named (n, 2) array")
@@ -219,9 +221,12 @@ def trajectory_plot(
         if points.ndim != 2 or points.shape[1] != 2:
             raise ValueError(f"path {name!r} must have shape (n, 2), got {points.shape}")
         (line,) = ax.plot(points[:, 0], points[:, 1], marker="o", markersize=4, lw=1, label=name)
+        if point_labels is not None and len(point_labels) != points.shape[0]:
+            raise ValueError(f"point_labels must have one entry per point ({points.shape[0]}), got {len(point_labels)}")
         if label_points:
             for index, (x, y) in enumerate(points):
-                ax.annotate(str(index), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=line.get_color())
+                text = str(index) if point_labels is None else str(point_labels[index])
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=line.get_color())
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title)
     ax.set_xlabel(xlabel)

@@ -22,6 +22,14 @@ def test_trajectory_plot_draws_one_line_per_path_and_labels_points():
     plt.close("all")
 
 
+def test_trajectory_plot_custom_point_labels():
+    ax = trajectory_plot({"cat": np.zeros((3, 2))}, title="t", xlabel="x", ylabel="y", point_labels=["0", "50", "100"])
+    assert [t.get_text() for t in ax.texts] == ["0", "50", "100"]
+    with pytest.raises(ValueError, match="point_labels must have one entry per point"):
+        trajectory_plot({"cat": np.zeros((3, 2))}, title="t", xlabel="x", ylabel="y", point_labels=["0"])
+    plt.close("all")
+
+
 def test_trajectory_plot_rejects_bad_paths():
     with pytest.raises(ValueError, match=r"path 'cat' must have shape \(n, 2\)"):
         trajectory_plot({"cat": np.zeros((4, 3))}, title="t", xlabel="x", ylabel="y")
