@@ -112,7 +112,18 @@ async (timeoutMs) => {
   const deadline = Date.now() + timeoutMs;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const diagrams = () => [...document.querySelectorAll('.mermaid')].filter((el) => !el.closest('.mermaid-fullscreen-modal'));
-  while (Date.now() < deadline && !diagrams().every((el) => el.querySelector('svg'))) await sleep(100);
+  // a diagram inside a folded block is drawn only once it is visible: unfold its containers
+  const reveal = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      if (p.tagName === 'DETAILS') p.open = true;
+      if (p.classList.contains('toggle-hidden')) p.querySelector(':scope > .admonition-title .toggle-button, :scope > .toggle-button')?.click();
+    }
+    el.scrollIntoView();
+  };
+  while (Date.now() < deadline && !diagrams().every((el) => el.querySelector('svg'))) {
+    diagrams().filter((el) => el.getAttribute('data-mermaid-deferred') === 'true').forEach(reveal);
+    await sleep(100);
+  }
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
     await Promise.race([MathJax.startup.promise, sleep(Math.max(0, deadline - Date.now()))]);
   }
