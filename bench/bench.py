@@ -36,8 +36,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import mpmath
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -78,12 +80,40 @@ def time_interleaved(contenders: dict[str, Callable[[], object]], rounds: int, s
     return samples
 
 
+# ATen operators that only make a new view of existing memory (no kernel runs over the data)
+VIEW_OPS = {"view", "_unsafe_view", "slice", "select", "unsqueeze", "squeeze", "expand", "transpose", "t",
+            "permute", "view_as_complex", "view_as_real", "alias", "as_strided", "detach", "split", "unbind"}
+
+
+class CountOps(TorchDispatchMode):
+    """Counts the ATen operators a piece of code dispatches: every one costs a few microseconds of overhead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views = self.kernels = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ in VIEW_OPS:
+            self.views += 1
+        else:
+            self.kernels += 1
+        return func(*args, **(kwargs or {}))
+
+
+def count_ops(call: Callable[[], object]) -> tuple[int, int]:
+    """(kernels, views) that one call dispatches."""
+    with CountOps() as counter:
+        call()
+    return counter.kernels, counter.views
+
+
 @dataclass
 class Row:
     name: str
     samples: list[float]
     error: float | None = None  # max |result - reference|, where a reference exists
     note: str = ""
+    ops: tuple[int, int] | None = None  # ATen (kernels, views) per call, for torch contenders
     scale: float = 1.0  # the loop contender times a few rows; its samples are scaled to the full table
 
     @property
@@ -129,7 +159,9 @@ def format_seconds(seconds: float) -> str:
 
 
 def section_markdown(section: Section) -> str:
+    with_ops = any(row.ops for row in section.rows)
     header = ["contender", "median", "middle half of samples"] + [f"× {ref}" for ref in section.references] + ["max abs error"]
+    header += ["torch ops (kernels + views)"] if with_ops else []
     lines = [f"**{section.title}** ({section.rounds} interleaved rounds)", "", "| " + " | ".join(header) + " |",
              "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     for row in section.rows:
@@ -138,6 +170,8 @@ def section_markdown(section: Section) -> str:
                  f"{format_seconds(q1)} – {format_seconds(q3)}"]
         cells += [f"{row.median / section.row(ref).median:.2f}" for ref in section.references]
         cells.append("—" if row.error is None else f"{row.error:.1e}")
+        if with_ops:
+            cells.append("—" if row.ops is None else f"{row.ops[0]} + {row.ops[1]}")
         lines.append("| " + " | ".join(cells) + " |")
     for note in section.notes:
         lines += ["", note]
@@ -262,13 +296,14 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
     del outputs
 
     samples = time_interleaved(contenders, rounds)
-    rows = [Row(name, samples[name], errors.get(name)) for name in contenders]
+    rows = [Row(name, samples[name], errors.get(name), ops=count_ops(call)) for name, call in contenders.items()]
     where = "positions 0 .. " + str(s - 1) if start == 0 else f"one decoding step at position {start}"
     return Section(
         title=f"RoPE on q and k, float32, (b, h, s, d) = {shape}, {where}",
         rows=rows, references=["floor: q.clone(), k.clone()", "HF transformers apply_rotary_pos_emb (half)"], rounds=rounds,
         notes=["max abs error: against posenc_lib's float64 computation in the contender's own layout "
-               "(torchtune's (b, s, h, d) output transposed back)."],
+               "(torchtune's (b, s, h, d) output transposed back). torch ops: ATen operators one call dispatches, "
+               "kernels (which run over data) + views (which only relabel memory); each costs microseconds."],
     )
 
 
@@ -293,16 +328,16 @@ def sinusoidal_section(seq_len: int, d_model: int, dtype: type, rounds: int, loo
     require(ours.shape == (seq_len, d_model) and ours.dtype == dtype, "wrong shape or dtype")
     del reference, ours, old, loop_table
 
+    loop_name = f"Python double loop ({loop_rows} rows, scaled)"
     contenders = {
         "floor: np.full": lambda: np.full((seq_len, d_model), 1.0, dtype=dtype),
         "posenc_lib sinusoidal_encoding": lambda: pe.sinusoidal_encoding(seq_len, d_model, dtype=dtype),
         "posenc_lib before (direct formula)": lambda: before.sinusoidal_encoding(seq_len, d_model, dtype=dtype),
+        loop_name: lambda: loop(loop_rows, d_model),
     }
     samples = time_interleaved(contenders, rounds)
-    loop_name = f"Python double loop ({loop_rows} rows, scaled)"
-    loop_samples = time_interleaved({loop_name: lambda: loop(loop_rows, d_model)}, max(3, rounds // 3))
-    rows = [Row(name, samples[name], errors.get(name)) for name in contenders]
-    rows.append(Row(loop_name, loop_samples[loop_name], errors[loop_name], scale=seq_len / loop_rows))
+    rows = [Row(name, samples[name], errors.get(name), scale=seq_len / loop_rows if name == loop_name else 1.0)
+            for name in contenders]
     dtype_name = np.dtype(dtype).name
     return Section(
         title=f"Sinusoidal table, {seq_len} × {d_model}, {dtype_name}",
@@ -311,6 +346,38 @@ def sinusoidal_section(seq_len: int, d_model: int, dtype: type, rounds: int, loo
                f"`{loop.__module__}.{loop.__name__}` (always float64), timed on its first {loop_rows} rows and "
                f"multiplied by {seq_len // loop_rows}."],
     )
+
+
+def sinusoidal_accuracy(d_model: int = 8, seq_len: int = 1_000_000) -> dict[str, object]:
+    """Max error against exact values (mpmath, 30 digits) near a few positions, old and new tables, both dtypes."""
+    bands = [1_000, 10_000, 100_000, seq_len - 8]
+    omega = pe.sinusoidal_frequencies(d_model)
+    mpmath.mp.dps = 30
+
+    def exact(p: int, c: int) -> float:
+        angle = mpmath.mpf(p) * mpmath.mpf(float(omega[c // 2]))
+        return float(mpmath.sin(angle) if c % 2 == 0 else mpmath.cos(angle))
+
+    truth = {p: np.array([[exact(p + i, c) for c in range(d_model)] for i in range(8)]) for p in bands}
+    tables = {
+        "posenc_lib before (direct formula), float64": before.sinusoidal_encoding(seq_len, d_model),
+        "posenc_lib before (direct formula), float32": before.sinusoidal_encoding(seq_len, d_model, dtype=np.float32),
+        "posenc_lib sinusoidal_encoding, float64": pe.sinusoidal_encoding(seq_len, d_model),
+        "posenc_lib sinusoidal_encoding, float32": pe.sinusoidal_encoding(seq_len, d_model, dtype=np.float32),
+    }
+    errors = {name: [float(np.abs(table[p : p + 8].astype(np.float64) - truth[p]).max()) for p in bands]
+              for name, table in tables.items()}
+    return {"d_model": d_model, "positions": bands, "errors": errors}
+
+
+def accuracy_markdown(accuracy: dict[str, object]) -> str:
+    bands = accuracy["positions"]
+    lines = [f"**Sinusoidal table: largest error against exact values** (mpmath, 30 digits; d = {accuracy['d_model']}, "
+             "8 rows from each position on, all columns)", "",
+             "| table | " + " | ".join(f"p = {p:,}" for p in bands) + " |", "|---|" + "---:|" * len(bands)]
+    for name, errs in accuracy["errors"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{e:.0e}" for e in errs) + " |")
+    return "\n".join(lines)
 
 
 def python_loop(seq_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -452,7 +519,8 @@ def machine() -> dict[str, object]:
     }
 
 
-def report_markdown(info: dict[str, object], sections: list[Section], targets: list[Target]) -> str:
+def report_markdown(info: dict[str, object], sections: list[Section], targets: list[Target],
+                    accuracy: dict[str, object]) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     lines = [
         f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs (torch uses {info['torch_threads']} threads), "
@@ -463,6 +531,7 @@ def report_markdown(info: dict[str, object], sections: list[Section], targets: l
     ]
     for section in sections:
         lines += [section_markdown(section), ""]
+    lines += [accuracy_markdown(accuracy), ""]
     lines += ["**Targets from the issue** (ratios of medians)", "", targets_markdown(targets)]
     return "\n".join(lines) + "\n"
 
@@ -488,26 +557,29 @@ def main(argv: list[str] | None = None) -> int:
             ("sin64", lambda: sinusoidal_section(8192, 1024, np.float64, 3 if quick else 21, 16)),
             ("sin32", lambda: sinusoidal_section(8192, 1024, np.float32, 3 if quick else 21, 16)),
             ("alibi_compact", lambda: alibi_compact_section(32, 4096, 50 if quick else 2000)),
-            ("alibi_full", lambda: alibi_full_section(32, 1024 if quick else 4096, 2 if quick else 7)),
+            ("alibi_full", lambda: alibi_full_section(32, 1024 if quick else 4096, 2 if quick else 5)),
         ]
         for key, run in steps:
             start = time.perf_counter()
             sections[key] = run()
             print(f"\n{section_markdown(sections[key])}\n({time.perf_counter() - start:.0f} s)", flush=True)
     info["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    accuracy = sinusoidal_accuracy()
+    print("\n" + accuracy_markdown(accuracy), flush=True)
     targets = targets_for(sections)
     print("\n**Targets from the issue** (ratios of medians)\n\n" + targets_markdown(targets), flush=True)
 
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         ordered = list(sections.values())
-        (out_dir / "bench.md").write_text(report_markdown(info, ordered, targets))
+        (out_dir / "bench.md").write_text(report_markdown(info, ordered, targets, accuracy))
         payload = {
             "command": "make bench  (python bench/bench.py)",
             "machine": info,
             "sections": [{"title": s.title, "rounds": s.rounds, "references": s.references, "notes": s.notes,
                           "rows": [{"name": r.name, "median_s": r.median, "quartiles_s": list(r.quartiles),
-                                    "max_abs_error": r.error} for r in s.rows]} for s in ordered],
+                                    "max_abs_error": r.error, "ops": r.ops} for r in s.rows]} for s in ordered],
+            "sinusoidal_accuracy": accuracy,
             "targets": [{"what": t.what, "ratio": t.ratio, "limit": t.limit, "kind": t.kind, "met": t.met} for t in targets],
         }
         (out_dir / "bench.json").write_text(json.dumps(payload, indent=1) + "\n")

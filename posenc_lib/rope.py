@@ -108,17 +108,21 @@ def _needs_grad(*tensors: torch.Tensor) -> bool:
     return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
+_COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
+
+
 def _complex_pairs(x: torch.Tensor) -> torch.Tensor | None:
     """Interleaved pairs of ``x`` ``(..., s, d)`` seen as complex numbers ``(..., s, d/2)``, sharing memory.
 
     ``None`` when that view does not exist: a dtype other than float32/float64,
     or strides that do not keep each pair adjacent and aligned.
     """
-    if x.dtype not in (torch.float32, torch.float64) or x.stride(-1) != 1:
+    complex_dtype = _COMPLEX.get(x.dtype)
+    if complex_dtype is None or x.stride(-1) != 1:
         return None
     try:
-        return torch.view_as_complex(torch.unflatten(x, -1, (-1, 2)))  # (..., s, d/2)
-    except RuntimeError:
+        return x.view(complex_dtype)  # (..., s, d/2): the same bytes, two floats per element
+    except RuntimeError:  # a stride or storage offset that splits a pair
         return None
 
 
@@ -130,9 +134,9 @@ def _rotate_complex(pairs: torch.Tensor, rotation: torch.Tensor, like: torch.Ten
     pair rotation, computed in one pass: read ``x`` once, write the result once.
     """
     if like.is_contiguous():  # then so is the product: view it as real, no copy
-        return torch.view_as_real(pairs * rotation).flatten(-2)  # (..., s, d)
+        return (pairs * rotation).view(like.dtype)  # (..., s, d)
     out = torch.empty_like(like, memory_format=torch.contiguous_format)  # (..., s, d)
-    torch.mul(pairs, rotation, out=torch.view_as_complex(torch.unflatten(out, -1, (-1, 2))))
+    torch.mul(pairs, rotation, out=out.view(pairs.dtype))
     return out
 
 
@@ -294,8 +298,9 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos_cached", cos, persistent=False)
         self.register_buffer("sin_cached", sin, persistent=False)
         if self.layout == "interleaved":
-            # (s, d/2, 2) real, viewed as complex when used: Module.to(dtype) would drop a complex buffer's imaginary part
-            self.register_buffer("rotation_cached", torch.stack((cos, sin), dim=-1), persistent=False)
+            # (s, d) real [cos_0, sin_0, cos_1, sin_1, ...], viewed as complex (s, d/2) when used:
+            # Module.to(dtype) would drop the imaginary part of a complex buffer
+            self.register_buffer("rotation_cached", torch.stack((cos, sin), dim=-1).flatten(-2), persistent=False)
         else:
             self.register_buffer("cos_full_cached", torch.cat((cos, cos), dim=-1), persistent=False)  # (s, d)
             self.register_buffer("sin_signed_cached", torch.cat((-sin, sin), dim=-1), persistent=False)  # (s, d)
@@ -386,16 +391,17 @@ class RotaryEmbedding(nn.Module):
         """
         buffers = self._buffers
         if self.layout == "interleaved":
-            return (buffers["rotation_cached"][start:stop],)  # (s, d/2, 2)
+            rotation = buffers["rotation_cached"][start:stop]  # (s, d)
+            return (rotation.view(torch.complex64) if rotation.dtype == torch.float32 else rotation,)  # (s, d/2)
         return buffers["cos_full_cached"][start:stop], buffers["sin_signed_cached"][start:stop]  # (s, d) each
 
     def _rotate_fast(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor | None:
         """Fast paths for a float32 ``x`` ``(..., s, d)`` without autograd; ``None`` if none applies."""
-        if tables[0].dtype != torch.float32:  # the module was converted, e.g. with .double(): take the general path
+        if tables[0].dtype not in (torch.float32, torch.complex64):  # module converted, e.g. by .double()
             return None
         if self.layout == "interleaved":
             pairs = _complex_pairs(x)  # (..., s, d/2) complex64 view of x
-            return None if pairs is None else _rotate_complex(pairs, torch.view_as_complex(tables[0]), x)
+            return None if pairs is None else _rotate_complex(pairs, tables[0], x)
         if x.numel() <= _FEW_CALLS_NUMEL and x.is_contiguous():
             return _rotate_half_few_calls(x, tables[0], tables[1])
         return None  # large half-layout inputs: rotate_pairs writes one output buffer with half-size cos/sin
