@@ -221,7 +221,7 @@ def render(chapter_list: list[Chapter]) -> str:
                 estimate = f"{exercise_minutes(e)} min" + ("" if e.minutes is not None else "*")
                 lines.append(f"| {name} | {e.kind} | {checker} | {estimate} |")
         else:
-            lines.append("*No exercises yet.*")
+            lines.append("*No exercises.*")
     lines += ["", "\\* default estimate (20 min coding, 10 min written); an author can set it in the exercise cell's metadata."]
     return "\n".join(lines)
 
