@@ -113,6 +113,26 @@ def _order_run(scheme: str, seed: int, progress: bool) -> dict:
         "train_loss": _rounded([h["loss"] for h in history]),  # per step, on that step's batch
         "eval_accuracy": training.accuracy(logits, eval_labels),
         "eval_loss": float(training.loss_fn(logits, eval_labels)),
+        **_group_diagnostics(logits, eval_labels),
+    }
+
+
+def _group_diagnostics(logits: torch.Tensor, labels: torch.Tensor) -> dict:
+    """How the logits behave inside the evaluation set's groups of four (x, swapped, reversed, both).
+
+    For a model blind to order, rows with the same tokens get the same logits up to float rounding, and every
+    group has exactly two correct rows -- unless a prediction is a near-tie that rounding can tip either way.
+    """
+    groups = logits.view(-1, 4, 2)  # (n, 4 rows, 2 classes)
+    margin = (logits[:, 1] - logits[:, 0]).abs().view(-1, 4)  # (n, 4): distance from a tie
+    right = (logits.argmax(-1) == labels).view(-1, 4).sum(1)  # (n,): correct rows per group
+    off = right != 2
+    return {
+        "eval_margin_median": float(margin.median()),
+        "eval_max_change_same_tokens": float((groups - groups[:, :1]).abs().max()),  # rows 1-3 vs row 0
+        "eval_max_change_reversal": float((groups[:, 2:] - groups[:, :2]).abs().max()),  # reversed vs original
+        "eval_groups_not_two_right": int(off.sum()),
+        "eval_margin_max_in_those_groups": float(margin[off].max()) if off.any() else None,
     }
 
 
