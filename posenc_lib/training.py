@@ -14,7 +14,6 @@ from typing import Callable, TextIO
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 
 from ._checks import check_positive_float, check_positive_int, check_tensor
 from .tasks import IGNORE_INDEX
@@ -105,8 +104,12 @@ def train(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
     history: list[dict[str, float]] = []
     model.train()
-    bar = tqdm(range(steps), desc=desc, disable=not progress, file=progress_file or sys.stderr, leave=False)
-    for step in bar:
+    step_range, bar = range(steps), None
+    if progress:
+        from tqdm import tqdm  # imported here: only the progress bar needs it
+
+        step_range = bar = tqdm(step_range, desc=desc, file=progress_file or sys.stderr, leave=False)
+    for step in step_range:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, steps, lr, warmup)
         tokens, targets = next_batch(generator)
@@ -123,9 +126,10 @@ def train(
             "lr": optimizer.param_groups[0]["lr"],
             "grad_norm": float(grad_norm),
         })
-        if step % 25 == 0 or step == steps - 1:
+        if bar is not None and (step % 25 == 0 or step == steps - 1):
             bar.set_postfix(loss=f"{history[-1]['loss']:.3f}", acc=f"{history[-1]['accuracy']:.2f}")
-    bar.close()
+    if bar is not None:
+        bar.close()
     model.eval()
     return history
 
