@@ -95,11 +95,13 @@ def sinusoidal_encoding(
     first = (1j * np.conj(_phasor_rows(block, 1, omega))).astype(complex_dtype)  # (block, m)
     # moving down by j * block rows multiplies by conj(exp(i j block w))
     steps = np.conj(_phasor_rows(n_blocks, block, omega)).astype(complex_dtype)  # (n_blocks, m)
+    # the one pass over the table: torch's vectorised complex kernel, writing into the NumPy array's memory
+    out, first_t, steps_t = torch.from_numpy(pairs), torch.from_numpy(first), torch.from_numpy(steps)
     full = seq_len // block
-    np.multiply(first[None, :, :], steps[:full, None, :], out=pairs[: full * block].reshape(full, block, n_pairs))
+    torch.mul(first_t[None, :, :], steps_t[:full, None, :], out=out[: full * block].view(full, block, n_pairs))
     if full < n_blocks:
         rest = seq_len - full * block
-        np.multiply(first[:rest], steps[full], out=pairs[full * block :])
+        torch.mul(first_t[:rest], steps_t[full], out=out[full * block :])
     if layout == "interleaved" and d_model % 2 == 0:
         return table
     if layout == "interleaved":
