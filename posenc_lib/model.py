@@ -22,7 +22,7 @@ Blocks are pre-LayerNorm (as in GPT-2), no dropout, no biases in attention.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -88,9 +88,6 @@ class TransformerConfig:
     def outputs(self) -> int:
         """Number of logits per example (encoder) or per position (decoder)."""
         return self.vocab_size if self.n_outputs is None else self.n_outputs
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class SelfAttention(nn.Module):
