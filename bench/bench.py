@@ -157,6 +157,23 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
+def format_range(low: float, high: float) -> str:
+    """'4.41–12.78 ms': the unit once when both ends share it."""
+    a, b = format_seconds(low), format_seconds(high)
+    if a.split(" ")[1] == b.split(" ")[1]:
+        return f"{a.split(' ')[0]}–{b}"
+    return f"{a} – {b}"
+
+
+def format_error(error: float | None) -> str:
+    if error is None:
+        return "—"
+    if error == 0:
+        return "0"
+    mantissa, exponent = f"{error:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def short_label(name: str) -> str:
     """Column label for a reference row: 'floor', 'HF' or 'posenc'."""
     return name.split(":")[0].split(" ")[0]
@@ -171,11 +188,11 @@ def section_markdown(section: Section) -> str:
     for row in section.rows:
         q1, q3 = row.quartiles
         cells = [row.name, format_seconds(row.median),
-                 f"{format_seconds(q1)} – {format_seconds(q3)}"]
+                 format_range(q1, q3)]
         cells += [f"{row.median / section.row(ref).median:.2f}" for ref in section.references]
-        cells.append("—" if row.error is None else f"{row.error:.1e}")
+        cells.append(format_error(row.error))
         if with_ops:
-            cells.append("—" if row.ops is None else f"{row.ops[0]} + {row.ops[1]}")
+            cells.append("—" if row.ops is None else f"{row.ops[0]}+{row.ops[1]}")
         lines.append("| " + " | ".join(cells) + " |")
     for note in section.notes:
         lines += ["", note]
