@@ -51,6 +51,15 @@ from .toy import ToyAttentionHead, embed_words
 __version__ = "0.1.0"
 
 __all__ = [
+    # sinusoidal and learned extras (chapters 3 and 4)
+    "PositionProbe",
+    "cosine_similarity_matrix",
+    "interleaved_to_concatenated_permutation",
+    "position_targets",
+    "similarity_by_offset",
+    "sinusoidal_dot_by_distance",
+    "sinusoidal_encoding_loop",
+    "train_position_probe",
     # relative biases and RoPE context extension (chapter 7)
     "T5RelativeBias",
     "dynamic_ntk_frequencies",
@@ -67,15 +76,6 @@ __all__ = [
     "yarn_attention_factor",
     "yarn_frequencies",
     "yarn_ramp",
-    # sinusoidal and learned extras (chapters 3 and 4)
-    "PositionProbe",
-    "cosine_similarity_matrix",
-    "interleaved_to_concatenated_permutation",
-    "position_targets",
-    "similarity_by_offset",
-    "sinusoidal_dot_by_distance",
-    "sinusoidal_encoding_loop",
-    "train_position_probe",
     "LearnedPositionalEmbedding",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",

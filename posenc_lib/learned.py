@@ -46,8 +46,8 @@ class LearnedPositionalEmbedding(nn.Module):
         if offset + seq_len > self.max_len:
             raise ValueError(
                 f"position {offset + seq_len - 1} requested, but the learned table only has positions "
-                f"0..{self.max_len - 1} (max_len={self.max_len}); a learned table cannot serve "
-                f"positions it was not trained with"
+                f"0..{self.max_len - 1} (max_len={self.max_len}); it has no vector for a position "
+                f"past its last row"
             )
         positions = torch.arange(offset, offset + seq_len, device=x.device)  # (s,)
         return x + self.embedding(positions)  # (b, s, d) + (s, d)

@@ -74,3 +74,12 @@ def test_a_checker_set_up_wrongly_raises(kwargs, error, words):
     arguments = dict(exercise="Double", fn=double, cases=CASES, hint="h") | kwargs
     with pytest.raises(error, match=words):
         check_function(**arguments)
+
+
+def test_a_cell_ending_in_a_checker_call_shows_only_the_printed_verdict():
+    from IPython.core.formatters import DisplayFormatter
+
+    from posenc_lib.exercises import CheckResult
+
+    data, metadata = DisplayFormatter().format(CheckResult("demo", True, "✅ demo"))
+    assert data == {} and metadata == {}

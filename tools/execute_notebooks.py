@@ -15,6 +15,8 @@ import time
 import nbformat
 from nbclient import NotebookClient
 
+from exact_streams import concatenate_stream_chunks
+
 
 def notebooks_under(paths: list[str]) -> list[pathlib.Path]:
     found: list[pathlib.Path] = []
@@ -32,8 +34,10 @@ def execute(path: pathlib.Path) -> float:
     start = time.perf_counter()
     NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     elapsed = time.perf_counter() - start
-    for cell in notebook.cells:  # keep diffs small: no per-run metadata
+    for cell in notebook.cells:  # keep diffs small: no per-run metadata, no timing-dependent chunks
         cell.get("metadata", {}).pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = concatenate_stream_chunks(cell.outputs)
     nbformat.write(notebook, path)
     return elapsed
 

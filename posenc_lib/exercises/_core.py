@@ -31,6 +31,9 @@ class CheckResult:
     def __repr__(self) -> str:
         return f"CheckResult(exercise={self.exercise!r}, passed={self.passed})"
 
+    def _ipython_display_(self) -> None:
+        """Show nothing when a notebook cell ends with a checker call: the verdict is already printed."""
+
 
 @dataclass
 class Case:
