@@ -50,3 +50,15 @@ def built_site() -> BuiltSite:
     output = pathlib.Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT))
     result = build(ROOT, output)
     return BuiltSite(result=result, html=output / "_build" / "html")
+
+
+@pytest.fixture
+def one_thread():
+    """Run a test on one torch thread: tiny tensors are faster that way, and far faster when other
+    processes share the cores. Use with ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

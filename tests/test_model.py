@@ -11,13 +11,7 @@ VOCAB = 12
 SMALL = {"d_model": 32, "n_heads": 4, "n_layers": 2, "d_ff": 64, "max_len": 16}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one thread is faster, and far faster when other processes share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def encoder(scheme: str, seed: int = 0, **overrides) -> TinyTransformer:

@@ -12,13 +12,7 @@ from posenc_lib.model import TransformerConfig, build_model
 from posenc_lib.tasks import IGNORE_INDEX
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one thread is faster, and far faster when other processes share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def tiny_copy_setup(seed: int = 0, scheme: str = "rope"):

@@ -16,17 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from exact_streams import concatenate_stream_chunks
-
-
-def notebooks_under(paths: list[str]) -> list[pathlib.Path]:
-    found: list[pathlib.Path] = []
-    for raw in paths:
-        path = pathlib.Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-        else:
-            found.append(path)
-    return found
+from setup_cell import notebooks_under
 
 
 def execute(path: pathlib.Path) -> float:
