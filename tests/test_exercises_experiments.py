@@ -1,11 +1,13 @@
-"""The experiments chapter's checker fails on the stub and on typical wrong answers, and passes on right ones."""
+"""The experiments chapter's checkers fail on the stub and on typical wrong answers, and pass on right ones."""
+
+import copy
 
 import numpy as np
 import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_directional_alibi
+from posenc_lib.exercises import check_directional_alibi, check_interpolate
 
 
 def stub(slopes_past, slopes_future, seq_len):
@@ -99,3 +101,81 @@ def test_fails_on_typical_wrong_answers_with_a_specific_hint(wrong, hint, capsys
 def test_a_crash_is_reported_not_raised(capsys):
     assert not check_directional_alibi(lambda p, f, s: p @ f @ s)
     assert "raised" in capsys.readouterr().out
+
+
+# --- position interpolation on a trained RoPE decoder ----------------------------------------------
+
+def interpolate(model, factor):
+    stretched = copy.deepcopy(model)
+    head_dim = model.config.head_dim
+    stretched.rope = pe.RotaryEmbedding(head_dim, 256, frequencies=pe.rope_frequencies(head_dim) / factor)
+    return stretched
+
+
+def interpolate_with_positions(model, factor):
+    """Also right: rotate position p by the angles of position p / factor, through a RoPE module's positions."""
+
+    class HalvedPositions(torch.nn.Module):
+        def __init__(self, rope):
+            super().__init__()
+            self.rope = rope
+
+        def forward(self, x, *args, **kwargs):
+            positions = torch.arange(x.shape[-2], dtype=torch.float64) / factor
+            return pe.apply_rope(x, positions)
+
+    stretched = copy.deepcopy(model)
+    stretched.rope = HalvedPositions(stretched.rope)
+    return stretched
+
+
+def interpolate_in_place(model, factor):
+    head_dim = model.config.head_dim
+    model.rope = pe.RotaryEmbedding(head_dim, 256, frequencies=pe.rope_frequencies(head_dim) / factor)
+    return model
+
+
+def multiplied(model, factor):
+    return interpolate(model, 1 / factor)
+
+
+def ntk(model, factor):
+    stretched = copy.deepcopy(model)
+    head_dim = model.config.head_dim
+    frequencies = pe.ntk_aware_frequencies(pe.rope_frequencies(head_dim), factor)
+    stretched.rope = pe.RotaryEmbedding(head_dim, 256, frequencies=frequencies)
+    return stretched
+
+
+def larger_base(model, factor):
+    stretched = copy.deepcopy(model)
+    head_dim = model.config.head_dim
+    stretched.rope = pe.RotaryEmbedding(head_dim, 256, frequencies=pe.rope_frequencies(head_dim, 10000.0 * factor))
+    return stretched
+
+
+def test_interpolation_passes_on_right_answers(capsys):
+    assert check_interpolate(interpolate)
+    assert check_interpolate(interpolate_with_positions)
+    assert "✅" in capsys.readouterr().out
+
+
+def test_interpolation_fails_on_the_stub(capsys):
+    assert not check_interpolate(lambda model, factor: stub(None, None, None))
+    assert "not implemented" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (interpolate_in_place, "work on a copy"),
+        (multiplied, "DIVIDED"),
+        (ntk, "NTK-aware"),
+        (larger_base, "multiplied the base"),
+        (lambda model, factor: copy.deepcopy(model), "still rotates with the trained frequencies"),
+        (lambda model, factor: None, "must return a model"),
+    ],
+)
+def test_interpolation_fails_on_typical_wrong_answers_with_a_specific_hint(wrong, hint, capsys):
+    assert not check_interpolate(wrong)
+    assert hint in capsys.readouterr().out
