@@ -86,6 +86,7 @@ DECODER = {
     "log_every": 50,  # training curves are stored as means over blocks of 50 steps
 }
 # positions [start L, stop L) of a 4L evaluation; causal models compute them as in a shorter sequence
+FIRST_LOSSES = 20  # decoder runs also store the loss of each of their first 20 steps
 REGIONS = {"inside": (0, 1), "2x": (1, 2), "4x": (2, 4)}
 WINDOW = {"schemes": ["none", "sinusoidal", "rope", "alibi"], "window": DECODER["train_len"]}
 ATTENTION = {"queries": [16, 32], "offsets": 8}  # mean weight at offsets 0 .. -7 for queries 16 .. 31
@@ -156,10 +157,28 @@ def _block_means(history: list[dict], key: str, block: int) -> list[float | None
     return _rounded([sum(values[i : i + block]) / len(values[i : i + block]) for i in range(0, len(values), block)])
 
 
+def _train(model, next_batch, *, steps: int, seed: int, lr: float, progress: bool, desc: str,
+           first_steps: int | None = None) -> list[dict]:
+    """``training.train`` with a warm-up of 5% of ``steps``, stated here rather than left to the default.
+
+    With ``first_steps`` (at most the warm-up) only the first steps of that
+    schedule are trained: the warm-up's learning rates do not depend on the
+    total, so these steps are exactly those of the full run (the tests use it).
+    """
+    warmup = max(1, steps // 20)
+    if first_steps is not None:
+        if not 0 < first_steps <= warmup:
+            raise ValueError(f"first_steps must be in 1..{warmup} (the warm-up), got {first_steps}")
+        steps = first_steps
+    return training.train(model, next_batch, steps=steps, seed=seed, lr=lr, warmup=warmup, progress=progress, desc=desc)
+
+
 # --- experiment 1: the encoder ------------------------------------------------------------------
 
 
-def _order_run(scheme: str, seed: int, progress: bool, *, learned_init_std: float | None = None) -> dict:
+def _order_run(
+    scheme: str, seed: int, progress: bool, *, learned_init_std: float | None = None, first_steps: int | None = None
+) -> dict:
     c = ORDER
     config = TransformerConfig(
         vocab_size=c["vocab_size"], scheme=scheme, causal=False, n_outputs=2, max_len=c["seq_len"], **MODEL
@@ -171,10 +190,13 @@ def _order_run(scheme: str, seed: int, progress: bool, *, learned_init_std: floa
             model.learned = LearnedPositionalEmbedding(
                 max_len=c["seq_len"], d_model=MODEL["d_model"], init_std=learned_init_std
             )
-    history = training.train(
+    history = _train(
         model, lambda g: tasks.order_batch(c["batch_size"], c["seq_len"], c["vocab_size"], generator=g),
         steps=c["steps"], seed=seed, lr=c["lr"], progress=progress, desc=f"order {scheme} seed {seed}",
+        first_steps=first_steps,
     )
+    if first_steps is not None:
+        return {"train_loss": _rounded([h["loss"] for h in history])}
     eval_tokens, eval_labels = tasks.order_eval_set(c["eval_groups"], c["seq_len"], c["vocab_size"], seed=c["eval_seed"])
     logits = training.predict(model, eval_tokens)  # (4n, 2)
     return {
@@ -285,6 +307,8 @@ def attention_weights(model: torch.nn.Module, tokens: torch.Tensor) -> list[torc
 @contextlib.contextmanager
 def alibi_slope_scale(scale: float):
     """Multiply every ALiBi slope of the library's model by ``scale`` (> 0) inside the ``with`` block."""
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0 (the causal bias holds -inf for future keys), got {scale}")
     original = model_module.alibi_bias
     model_module.alibi_bias = lambda *args, **kwargs: original(*args, **kwargs) * scale  # -inf stays -inf
     try:
@@ -331,6 +355,7 @@ def _decoder_run(
     slope_scale: float | None = None,
     fine_tuned: tuple[str, ...] | None = None,
     keep_model: bool = False,
+    first_steps: int | None = None,
 ) -> dict:
     task = "copy" if experiment.startswith("alibi") else experiment
     c, t = DECODER, DECODER_TASKS[task]
@@ -342,13 +367,18 @@ def _decoder_run(
     )
     model = build_model(config, seed=seed)
     with alibi_slope_scale(slope_scale) if slope_scale is not None else contextlib.nullcontext():
-        history = training.train(
+        history = _train(
             model, lambda g: decoder_batch(task, c["batch_size"], train_len, g),
             steps=steps, seed=seed, lr=c["lr"], progress=progress, desc=f"{experiment} {scheme} seed {seed}",
+            first_steps=first_steps,
         )
+        first_losses = _rounded([h["loss"] for h in history[:FIRST_LOSSES]])
+        if first_steps is not None:
+            return {"train_loss_first": first_losses}
         tokens, targets = decoder_eval_set(task)  # (n, 4L) each
         result: dict = {
             "n_params": model.num_parameters(),
+            "train_loss_first": first_losses,  # per step, for the tests' partial re-runs
             "train_loss": _block_means(history, "loss", c["log_every"]),  # on the training batches
             "train_accuracy": _block_means(history, "accuracy", c["log_every"]),
         }
@@ -375,11 +405,13 @@ def _decoder_run(
 
 
 def run_spec(spec: dict, *, progress: bool = False, fine_tuned: tuple[str, ...] | None = None,
-             keep_model: bool = False) -> dict:
+             keep_model: bool = False, first_steps: int | None = None) -> dict:
     """Train and evaluate one run, single-threaded; returns the spec, the metrics and the timing.
 
-    ``fine_tuned`` restricts the fine-tuned extension methods of a RoPE decoder run
-    (the tests re-run one); ``keep_model`` adds the trained ``state_dict`` as ``"model"``.
+    For the tests: ``fine_tuned`` restricts the fine-tuned extension methods of a
+    RoPE decoder run; ``first_steps`` trains only the first steps (at most the
+    warm-up) and returns their losses; ``keep_model`` adds the trained
+    ``state_dict`` as ``"model"``.
     """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one thread: reproducible numbers and two runs side by side on two cores
@@ -387,11 +419,14 @@ def run_spec(spec: dict, *, progress: bool = False, fine_tuned: tuple[str, ...] 
         wall, cpu = time.perf_counter(), time.process_time()
         if spec["experiment"] in ("order", "learned_init"):
             init_std = LEARNED_INIT["init_std"] if spec["experiment"] == "learned_init" else None
-            metrics = _order_run(spec["scheme"], spec["seed"], progress, learned_init_std=init_std)
+            metrics = _order_run(
+                spec["scheme"], spec["seed"], progress, learned_init_std=init_std, first_steps=first_steps
+            )
         else:
             metrics = _decoder_run(
                 spec["experiment"], spec["scheme"], spec["seed"], progress,
                 slope_scale=spec.get("slope_scale"), fine_tuned=fine_tuned, keep_model=keep_model,
+                first_steps=first_steps,
             )
         timing = {"wall_seconds": round(time.perf_counter() - wall, 2), "cpu_seconds": round(time.process_time() - cpu, 2)}
     finally:
