@@ -23,7 +23,7 @@ model with the method's frequencies on sequences of ``alpha L`` tokens.
 from __future__ import annotations
 
 import copy
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

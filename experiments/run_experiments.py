@@ -35,6 +35,7 @@ import copy
 import datetime
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import pathlib
@@ -42,10 +43,10 @@ import platform
 import sys
 import time
 
+import context_extension as extension
 import torch
 from tqdm import tqdm
 
-import context_extension as extension
 import posenc_lib
 import posenc_lib.model as model_module
 from posenc_lib import LearnedPositionalEmbedding, tasks, training
@@ -148,7 +149,7 @@ def spec_key(spec: dict) -> tuple:
 
 def _rounded(values: list[float], digits: int = 5) -> list[float | None]:
     """``digits`` significant digits (the file stays small); NaN becomes null in JSON."""
-    return [None if v != v else float(f"{v:.{digits}g}") for v in values]
+    return [None if math.isnan(v) else float(f"{v:.{digits}g}") for v in values]
 
 
 def _block_means(history: list[dict], key: str, block: int) -> list[float | None]:

@@ -147,8 +147,8 @@ def test_extension_methods_that_keep_short_sequences_do(results):
 
 def _close_regions(got: dict, stored: dict, tolerance: float) -> None:
     assert got.keys() == stored.keys()
-    for name in stored:
-        assert got[name] == pytest.approx(stored[name], abs=tolerance), name
+    for name, value in stored.items():
+        assert got[name] == pytest.approx(value, abs=tolerance), name
 
 
 def test_a_learned_init_run_is_reproduced(results):
