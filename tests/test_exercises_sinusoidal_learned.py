@@ -204,7 +204,7 @@ def test_lookup_checker_passes_solutions():
     assert check_position_lookup(lookup_solution)
 
     def via_module(table, positions):  # reuse the library's module: its message names position and max_len
-        module = pe.LearnedPositionalEmbedding(table.shape[0], table.shape[1])
+        module = pe.LearnedPositionalEmbedding(table.shape[1], table.shape[0])
         with torch.no_grad():
             module.embedding.weight.copy_(table)
         if positions.min() < 0:
