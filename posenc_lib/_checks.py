@@ -154,8 +154,10 @@ def check_positions(positions: object, seq_len: int | None = None, name: str = "
     """
     if isinstance(positions, numbers.Number) and not isinstance(positions, bool) or (
             isinstance(positions, torch.Tensor) and positions.dim() == 0):
-        raise TypeError(f"{name} must be a 1-D tensor of positions (s,); for consecutive positions "
-                        f"starting at p use offset=p (or torch.arange(p, p + s)), got {positions!r}")
+        start = positions.item() if isinstance(positions, torch.Tensor) and positions.device.type != "meta" else positions
+        hint = f"offset={start}" if isinstance(start, numbers.Integral) else "offset=p"
+        raise TypeError(f"{name} must be a 1-D tensor of positions (s,), got the number {start!r}; "
+                        f"for consecutive positions starting there use {hint} (or torch.arange)")
     if not isinstance(positions, torch.Tensor):
         raise TypeError(f"{name} must be a 1-D torch.Tensor of positions (s,), got {type(positions).__name__}")
     if positions.is_complex() or positions.dtype == torch.bool:
@@ -220,59 +222,6 @@ def check_fits(arguments: str, shape: tuple[int, ...], dtype: torch.dtype, devic
         where = "" if limit is None else f", more than the {limit:,} bytes ({_bytes_text(limit)}) of memory on {device}"
         raise ValueError(f"{arguments} ask for a {tuple(shape)} {dtype} tensor of {nbytes:,} bytes "
                          f"({_bytes_text(nbytes)}){where}")
-
-
-# --- model-side checks (attention, model, learned table, tasks, training) ---------------------
-
-
-def check_nonnegative_int(name: str, value: object) -> int:
-    """Return ``value`` as an ``int`` if it is an integer >= 0 (as :func:`_as_integer` accepts), else raise."""
-    value = _as_integer(name, value, "an integer >= 0")
-    if value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value}")
-    return value
-
-
-def check_int(name: str, value: object) -> int:
-    """Return ``value`` as an ``int`` if it is an integer of any sign (e.g. a seed), else raise ``TypeError``."""
-    return _as_integer(name, value, "an integer")
-
-
-def check_bool(name: str, value: object) -> bool:
-    """Return ``value`` if it is a ``bool``, else raise ``TypeError``: ``"False"`` or 0 is not a flag."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
-    return bool(value)
-
-
-def check_nonnegative_float(name: str, value: object) -> float:
-    """Return ``value`` as a ``float`` if it is a finite number >= 0, else raise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite number >= 0, got {value!r} of type {type(value).__name__}")
-    value = float(value)
-    if not 0.0 <= value < float("inf"):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
-    return value
-
-
-def check_probability(name: str, value: object) -> float:
-    """Return ``value`` as a ``float`` if it is a number in ``[0, 1]``, else raise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a probability in [0, 1], got {value!r} of type {type(value).__name__}")
-    value = float(value)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
-    return value
-
-
-def check_integer_tensor(name: str, value: object, *, dim: int, shape_text: str) -> torch.Tensor:
-    """Return ``value`` if it is an integer (not bool) tensor with ``dim`` dimensions, else raise."""
-    value = check_tensor(name, value, min_dim=dim)
-    if value.dim() != dim:
-        raise ValueError(f"{name} must have shape {shape_text}, got shape {tuple(value.shape)}")
-    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
-        raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
-    return value
 
 
 # --- model-side checks (attention, model, learned table, tasks, training) ---------------------

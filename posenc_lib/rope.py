@@ -254,6 +254,7 @@ class RotaryEmbedding(FixedPrecisionTables):
         device = check_device(device)
         check_fits(f"max_len={max_len} and head_dim={head_dim} (cos/sin tables)", (max_len, 2 * head_dim),
                    torch.float32, device)
+        self.standard_frequencies = frequencies is None
         self.register_buffer("frequencies", _resolve_frequencies(head_dim, base, frequencies, device), persistent=False)
         self.build_cache()
 
@@ -272,9 +273,10 @@ class RotaryEmbedding(FixedPrecisionTables):
             self.register_buffer(name, table, persistent=False)
 
     def reset_parameters(self) -> None:
-        """Recompute every table on the current device (after ``to_empty``; ``frequencies`` stay as given)."""
-        if self.frequencies.device.type != "meta":
-            self.build_cache()
+        """Recompute the tables on their current device, e.g. after ``to_empty`` (given frequencies are kept)."""
+        if self.standard_frequencies:
+            self.frequencies = rope_frequencies(self.head_dim, self.base, device=self.frequencies.device)
+        self.build_cache()
 
     def cos_sin(
         self, seq_len: int, positions: torch.Tensor | None = None, *, offset: int = 0, dtype: torch.dtype = torch.float32

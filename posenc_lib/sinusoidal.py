@@ -195,9 +195,10 @@ def sinusoidal_encoding_loop(seq_len: int, d_model: int, *, base: float = 10000.
     round-off. It exists to be read next to the formula and to be timed against
     the vectorised table; do not use it for real work.
     """
-    seq_len = check_positive_int("seq_len", seq_len, maximum=10**8)
-    d_model = check_positive_int("d_model", d_model, maximum=10**8)
+    seq_len = check_positive_int("seq_len", seq_len)
+    d_model = check_positive_int("d_model", d_model)
     base = check_positive_float("base", base)
+    check_fits(f"seq_len={seq_len} and d_model={d_model}", (seq_len, d_model), torch.float64, torch.device("cpu"))
     rows = []
     for position in range(seq_len):
         row = []
