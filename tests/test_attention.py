@@ -183,3 +183,18 @@ def test_embed_words_is_per_word_and_stable():
     torch.testing.assert_close(pe.embed_words(["cat"], 6, scale=2.0)[0], 2 * a[1])
     on_meta = pe.embed_words(["cat", "sat"], 6, dtype=torch.float64, device="meta")
     assert on_meta.device.type == "meta" and on_meta.dtype == torch.float64 and on_meta.shape == (2, 6)
+
+
+def test_t5_bias_feeds_attention_on_the_meta_device_and_in_bf16():
+    t5 = pe.T5RelativeBias(4, num_buckets=8, max_distance=16, bidirectional=False)
+    q, k, v = (randn(2, 4, 6, 8, seed=s) for s in (28, 29, 30))
+    out, _ = pe.attention(q, k, v, bias=t5(6), causal=True)
+    reference = naive_attention(q, k, v, bias=t5(6).detach(), causal=True)[0]
+    torch.testing.assert_close(out, reference.float(), atol=1e-5, rtol=1e-5)
+    meta = t5.to("meta")
+    q_meta = torch.empty(2, 4, 6, 8, device="meta")
+    out_meta, weights_meta = pe.attention(q_meta, q_meta, q_meta, bias=meta(6), causal=True)
+    assert out_meta.device.type == weights_meta.device.type == "meta" and out_meta.shape == (2, 4, 6, 8)
+    half = pe.T5RelativeBias(4, num_buckets=8, max_distance=16).to(torch.bfloat16)
+    out_half, _ = pe.attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), bias=half(6))
+    assert out_half.dtype == torch.bfloat16 and torch.isfinite(out_half).all()
