@@ -78,8 +78,8 @@ class TransformerConfig:
         n_layers: number of blocks.
         d_ff: hidden width of each block's MLP.
         max_len: rows of the learned position table (the longest input a ``learned`` model
-            accepts), of the precomputed sinusoidal table and of the initial RoPE cache
-            (both serve longer inputs too).
+            accepts), of the precomputed sinusoidal table and of the RoPE cos/sin cache
+            (both compute the positions past it when asked for them).
         projection_bias: give the query/key/value and output projections a bias (GPT-2 has one).
     """
 

@@ -396,6 +396,11 @@ def test_replacing_rope_changes_the_rotation_of_every_block():
     assert len(calls) == 2 * 3 and (after - before).abs().max() > 1e-3
     trace = model.trace(tokens)[2]  # the last block rotates with the new frequencies
     torch.testing.assert_close(trace["q"], pe.apply_rope(trace["q_proj"], frequencies=pe.rope_frequencies(d_h) / 4))
+    plain = model.trace(tokens)[0]
+    model.rope = pe.RotaryEmbedding(d_h, frequencies=pe.rope_frequencies(d_h) / 4, attention_factor=1.5)  # YaRN-style
+    scaled = model.trace(tokens)[0]
+    finite = torch.isfinite(plain["scores"])
+    torch.testing.assert_close(scaled["scores"][finite], 1.5**2 * plain["scores"][finite], atol=1e-5, rtol=1e-5)
 
 
 # --- devices and precisions -------------------------------------------------------------------------
