@@ -297,6 +297,9 @@ class TinyTransformer(nn.Module):
         tokens = check_integer_tensor("tokens", tokens, dim=2, shape_text="(b, s)")
         if tokens.shape[1] == 0:
             raise ValueError(f"tokens must hold at least one position, got shape {tuple(tokens.shape)}")
+        device = self.token_embedding.weight.device
+        if tokens.device != device:
+            raise ValueError(f"tokens are on {tokens.device} but the model is on {device}: move them with tokens.to({str(device)!r})")
         if tokens.numel() and tokens.device.type != "meta":
             low, high = int(tokens.min()), int(tokens.max())
             if low < 0 or high >= self.config.vocab_size:

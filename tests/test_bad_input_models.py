@@ -124,6 +124,7 @@ ERRORS = [
     ("model-3d-tokens", lambda: model()(tokens()[None]), ValueError, "tokens must have shape (b, s)"),
     ("model-bool-tokens", lambda: model()(tokens() > 2), TypeError, "tokens must be an integer tensor"),
     ("model-list-tokens", lambda: model()([[1, 2]]), TypeError, "tokens must be a torch.Tensor"),
+    ("model-tokens-on-another-device", lambda: model().to("meta")(tokens()), ValueError, "tokens are on cpu but the model is on meta"),
     ("model-empty-sequence", lambda: model()(torch.zeros(2, 0, dtype=torch.long)), ValueError, "at least one position"),
     ("model-bool-offset", lambda: model("rope")(tokens(), offset=True), TypeError, "offset"),
     ("model-negative-offset", lambda: model("rope")(tokens(), offset=-1), ValueError, "offset"),
