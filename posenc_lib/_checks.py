@@ -131,6 +131,11 @@ def check_device(value: object, name: str = "device") -> torch.device:
         raise ValueError(f"{name} must name a device such as 'cpu', 'cuda' or 'meta', got {value!r}") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"{name}={value!r} asks for CUDA, which is not available on this machine")
+    if device.type not in ("cpu", "cuda", "meta"):  # mps, xpu, ...: ask torch whether it can allocate there
+        try:
+            torch.empty(0, device=device)
+        except (RuntimeError, AssertionError) as error:
+            raise ValueError(f"{name}={value!r} is not usable here: {error}") from None
     return device
 
 

@@ -99,10 +99,10 @@ def sinusoidal_table(
     pairs = table.view(complex_dtype) if direct else torch.empty(seq_len, n_pairs, dtype=complex_dtype, device=device)
     block = max(1, math.isqrt(seq_len))
     n_blocks = -(-seq_len // block)
-    # first block, sin + i cos = i * conj(exp(i p θ)), for p = offset .. offset + block - 1
-    first = (1j * _phasor_rows(block, 1, offset, theta).conj()).to(complex_dtype)  # (block, m)
-    # moving down by j * block rows multiplies by conj(exp(i j block θ))
-    steps = _phasor_rows(n_blocks, block, 0, theta).conj().to(complex_dtype)  # (n_blocks, m)
+    # first block, sin + i cos = i exp(-i p θ), for p = offset .. offset + block - 1
+    first = (_phasor_rows(block, -1, -offset, theta) * 1j).to(complex_dtype)  # (block, m)
+    # moving down by j * block rows multiplies by exp(-i j block θ)
+    steps = _phasor_rows(n_blocks, -block, 0, theta).to(complex_dtype)  # (n_blocks, m)
     full = seq_len // block
     torch.mul(first[None, :, :], steps[:full, None, :], out=pairs[: full * block].view(full, block, n_pairs))
     if full < n_blocks:
@@ -242,7 +242,7 @@ def rotary(module, x: torch.Tensor, offset: int) -> torch.Tensor | None:
     stop = offset + x.shape[-2]
     if not _enabled or x.dtype != torch.float32 or stop > module.max_len or not _without_autograd(x):
         return None
-    return _rotate_cached(x, module.layout, module._buffers, offset, stop)
+    return _rotate_cached(x, module.layout, _cached_rows(module, x, offset, stop))
 
 
 def rotary_qk(module, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -251,21 +251,41 @@ def rotary_qk(module, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[to
     if (not _enabled or q.dtype != torch.float32 or k.dtype != torch.float32 or stop > module.max_len
             or not _without_autograd(q, k)):
         return None
-    buffers = module._buffers  # read directly: nn.Module.__getattr__ costs about a microsecond per table
-    return _rotate_cached(q, module.layout, buffers, offset, stop), _rotate_cached(k, module.layout, buffers, offset, stop)
+    rows = _cached_rows(module, q if _few_calls(k) else None, offset, stop)  # sliced once, used for both
+    return _rotate_cached(q, module.layout, rows), _rotate_cached(k, module.layout, rows)
 
 
-def _rotate_cached(x: torch.Tensor, layout: str, buffers: dict, start: int, stop: int) -> torch.Tensor:
-    """Rotate a float32 ``x`` ``(..., s, d)`` by the cached rows ``start .. stop - 1``."""
-    if layout == "interleaved":
+def _few_calls(x: torch.Tensor) -> bool:
+    return x.numel() <= _FEW_CALLS_NUMEL and x.is_contiguous()
+
+
+def _cached_rows(module, x: torch.Tensor | None, start: int, stop: int) -> tuple[str, torch.Tensor, torch.Tensor | None]:
+    """The cached rows ``start .. stop - 1`` the path for ``x`` needs (``x=None``: the half-size cos/sin).
+
+    Read from the module's ``_buffers`` directly: ``nn.Module.__getattr__`` costs about a
+    microsecond per table, a noticeable share of one decoding step.
+    """
+    buffers = module._buffers
+    if module.layout == "interleaved":
+        return "complex", buffers["rotation_cached"][start:stop].view(torch.complex64), None  # (s, d/2): cos + i sin
+    if x is not None and _few_calls(x):
+        return "full", buffers["cos_full_cached"][start:stop], buffers["sin_signed_cached"][start:stop]  # (s, d) each
+    return "half", buffers["cos_cached"][start:stop], buffers["sin_cached"][start:stop]  # (s, d/2) each
+
+
+def _rotate_cached(x: torch.Tensor, layout: str, rows: tuple[str, torch.Tensor, torch.Tensor | None]) -> torch.Tensor:
+    """Rotate a float32 ``x`` ``(..., s, d)`` by cached rows from :func:`_cached_rows`."""
+    kind, first, second = rows
+    if kind == "complex":
         pairs = _complex_pairs(x)  # (..., s, d/2) complex64 view of x
         if pairs is not None:
-            return _rotate_complex(pairs, buffers["rotation_cached"][start:stop].view(torch.complex64), x)
-    elif x.numel() <= _FEW_CALLS_NUMEL and x.is_contiguous():
+            return _rotate_complex(pairs, first, x)
+        cos_sin = torch.view_as_real(first)  # (s, d/2, 2); no complex view of x: the strided four-call path
+        return _rotate_into_buffer(x, cos_sin[..., 0], cos_sin[..., 1], layout)
+    if kind == "full":
         # three calls: x * [cos | cos] + roll(x, d/2) * [-sin | sin] = (a cos - b sin, b cos + a sin)
-        cos_full, sin_signed = buffers["cos_full_cached"][start:stop], buffers["sin_signed_cached"][start:stop]
-        return torch.addcmul(x * cos_full, x.roll(x.shape[-1] // 2, dims=-1), sin_signed)  # (..., s, d)
-    return _rotate_into_buffer(x, buffers["cos_cached"][start:stop], buffers["sin_cached"][start:stop], layout)
+        return torch.addcmul(x * first, x.roll(x.shape[-1] // 2, dims=-1), second)  # (..., s, d)
+    return _rotate_into_buffer(x, first, second, layout)
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi

@@ -239,6 +239,8 @@ BAD = [
 ]
 if not torch.cuda.is_available():
     BAD.append(("se-no-cuda", lambda: pe.sinusoidal_encoding(4, 8, device="cuda"), ValueError, "asks for CUDA"))
+if not torch.backends.mps.is_available():
+    BAD.append(("se-no-mps", lambda: pe.alibi_bias(4, 8, device="mps"), ValueError, "device='mps' is not usable here"))
 
 
 @pytest.mark.parametrize("name,call,exc,text", BAD, ids=[case[0] for case in BAD])
