@@ -117,19 +117,19 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
             fits = False
         if not fits:
             raise ValueError(f"{name} must broadcast to (..., s, d_h/2) = {half_shape}, got shape {tuple(value.shape)}")
-    cos, sin = cos.to(x.device, x.dtype), sin.to(x.device, x.dtype)  # (s, d_h/2) each, in x's precision
-    if (out := fast.rotate_pairs(x, cos, sin, layout)) is not None:  # same numbers, fewer passes
+    cos, sin = cos.to(x.device, x.dtype), sin.to(x.device, x.dtype)  # in x's precision
+    if (out := fast.rotate_pairs(x, cos, sin, layout)) is not None:  # same numbers, faster
         return out
 
     if layout == "half":
         a, b = x.chunk(2, dim=-1)  # (..., s, d_h/2) each: pair ℓ is (x_ℓ, x_{ℓ + d_h/2})
     else:
-        a, b = x[..., 0::2], x[..., 1::2]  # (..., s, d_h/2) each: pair ℓ is (x_{2ℓ}, x_{2ℓ+1})
+        a, b = x[..., 0::2], x[..., 1::2]  # (..., s, d_h/2) each: pair ℓ is (x_2ℓ, x_2ℓ+1)
     a_rotated = a * cos - b * sin
     b_rotated = b * cos + a * sin
     if layout == "half":
         return torch.cat((a_rotated, b_rotated), dim=-1)  # (..., s, d_h)
-    return torch.stack((a_rotated, b_rotated), dim=-1).flatten(-2)  # (..., s, d_h), pairs side by side
+    return torch.stack((a_rotated, b_rotated), dim=-1).flatten(-2)  # (..., s, d_h): pairs
 
 
 def _resolve_frequencies(head_dim: int, base: float, frequencies: object, device: torch.device) -> torch.Tensor:
@@ -183,7 +183,8 @@ def apply_rope(
     frequencies = _resolve_frequencies(head_dim, base, frequencies, x.device)  # (d_h/2,)
     angles = rope_angles(positions, frequencies)  # (s, d_h/2), float64
     precision = torch.float64 if x.dtype == torch.float64 else torch.float32
-    return rotate_pairs(x, angles.cos().to(precision), angles.sin().to(precision), layout)
+    cos, sin = angles.cos().to(precision), angles.sin().to(precision)  # rounded once
+    return rotate_pairs(x, cos, sin, layout)
 
 
 def interleaved_to_half_permutation(head_dim: int, *, device=None) -> torch.Tensor:

@@ -93,16 +93,18 @@ def sinusoidal_encoding(
     layout = check_choice("layout", layout, LAYOUTS)
     dtype, device = check_dtype(dtype), check_device(device)
     check_fits(f"seq_len={seq_len} and d_model={d_model}", (seq_len, d_model), dtype, device)
-    if fast.enabled():  # the same table, built from a few sines and one complex product per row
-        return fast.sinusoidal_table(seq_len, d_model, offset=offset, base=base, layout=layout, dtype=dtype, device=device)
+    if fast.enabled():  # the same table from a few sines and one complex product per row
+        return fast.sinusoidal_table(seq_len, d_model, offset=offset, base=base,
+                                     layout=layout, dtype=dtype, device=device)
 
-    theta = sinusoidal_frequencies(d_model, base=base, device=device)  # (m,) with m = ceil(d/2)
-    positions = torch.arange(offset, offset + seq_len, dtype=torch.float64, device=device)  # (s,)
+    theta = sinusoidal_frequencies(d_model, base=base, device=device)  # (m,), m = ceil(d/2)
+    positions = torch.arange(offset, offset + seq_len, dtype=torch.float64, device=device)
     angles = torch.outer(positions, theta)  # (s, m): angle p θ_ℓ of pair ℓ at position p
-    sines, cosines = angles.sin(), angles[:, : d_model // 2].cos()  # (s, m), (s, d // 2): odd d has no last cosine
+    sines = angles.sin()  # (s, m)
+    cosines = angles[:, : d_model // 2].cos()  # (s, d // 2): an odd d has no last cosine
     if layout == "interleaved":
         table = torch.empty(seq_len, d_model, dtype=torch.float64, device=device)
-        table[:, 0::2], table[:, 1::2] = sines, cosines  # column 2ℓ is a sine, 2ℓ + 1 its cosine
+        table[:, 0::2], table[:, 1::2] = sines, cosines  # column 2ℓ: sine, 2ℓ + 1: cosine
     else:
         table = torch.cat((sines, cosines), dim=1)  # (s, d): [all sines | all cosines]
     return table.to(dtype)
