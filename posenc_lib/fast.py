@@ -32,6 +32,7 @@ import functools
 import math
 from typing import Iterator
 
+import numpy as np
 import torch
 
 _enabled = True
@@ -80,6 +81,10 @@ def sinusoidal_table(
     down); every row is then one complex product *block row × phasor*, written
     straight into the table: one pass over its memory.
 
+    The small phasor tables are computed with NumPy on the CPU (one thread: a few dozen
+    small operations, which torch would spread over its threads and so wait for every
+    busy core) and copied to ``device``; the one big product runs there, in torch.
+
     Accuracy: the angles ``p θ_ℓ`` are never rounded (see :func:`_phasors`), so a
     float64 table is within a few units in the last place of the exact values at
     every position, where the direct formula ``sin(p θ_ℓ)`` loses up to half a unit
@@ -91,18 +96,18 @@ def sinusoidal_table(
 
     work = torch.float64 if dtype == torch.float64 else torch.float32
     complex_dtype = torch.complex128 if work == torch.float64 else torch.complex64
-    theta = sinusoidal_frequencies(d_model, base=base, device=device)  # (m,), m = ceil(d/2)
+    theta = sinusoidal_frequencies(d_model, base=base, device="cpu").numpy()  # (m,), m = ceil(d/2)
     n_pairs, n_cos = theta.shape[0], d_model // 2
-    table = torch.empty(seq_len, d_model, dtype=work, device=device)
+    table = _empty_table(seq_len, d_model, work, torch.device("cpu") if device is None else torch.device(device))
     direct = layout == "interleaved" and d_model % 2 == 0
     # an interleaved table of even width *is* an array of complex numbers sin + i cos
     pairs = table.view(complex_dtype) if direct else torch.empty(seq_len, n_pairs, dtype=complex_dtype, device=device)
     block = max(1, math.isqrt(seq_len))
     n_blocks = -(-seq_len // block)
     # first block, sin + i cos = i exp(-i p θ), for p = offset .. offset + block - 1
-    first = (_phasor_rows(block, -1, -offset, theta) * 1j).to(complex_dtype)  # (block, m)
+    first = _on(1j * _phasor_rows(block, -1, -offset, theta), complex_dtype, table.device)  # (block, m)
     # moving down by j * block rows multiplies by exp(-i j block θ)
-    steps = _phasor_rows(n_blocks, -block, 0, theta).to(complex_dtype)  # (n_blocks, m)
+    steps = _on(_phasor_rows(n_blocks, -block, 0, theta), complex_dtype, table.device)  # (n_blocks, m)
     full = seq_len // block
     torch.mul(first[None, :, :], steps[:full, None, :], out=pairs[: full * block].view(full, block, n_pairs))
     if full < n_blocks:
@@ -116,7 +121,24 @@ def sinusoidal_table(
     return table if dtype == work else table.to(dtype)
 
 
-def _phasor_rows(n: int, step: int, start: int, theta: torch.Tensor) -> torch.Tensor:
+def _empty_table(seq_len: int, d_model: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """An uninitialised ``(s, d)`` table; on the CPU in NumPy's memory, shared with torch.
+
+    NumPy asks Linux for transparent huge pages for large arrays, torch does not by
+    default: for a 32 MiB table, writing fresh 4 KiB pages (one page fault each) took
+    about three times as long as writing the huge pages NumPy gets.
+    """
+    if device.type == "cpu":
+        return torch.from_numpy(np.empty((seq_len, d_model), dtype=np.float64 if dtype == torch.float64 else np.float32))
+    return torch.empty(seq_len, d_model, dtype=dtype, device=device)
+
+
+def _on(values: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A small NumPy complex table as a torch tensor of ``dtype`` on ``device``."""
+    return torch.from_numpy(values.astype(np.complex128 if dtype == torch.complex128 else np.complex64)).to(device)
+
+
+def _phasor_rows(n: int, step: int, start: int, theta: np.ndarray) -> np.ndarray:
     """``exp(i (start + r step) θ_ℓ)`` for ``r = 0 .. n-1``: ``(n, m)`` complex128, within a few ulp.
 
     The block trick one level down: ``√n`` rows and ``n / √n`` jumps from
@@ -124,29 +146,29 @@ def _phasor_rows(n: int, step: int, start: int, theta: torch.Tensor) -> torch.Te
     of sines and cosines instead of 180.
     """
     if n <= 16:
-        positions = start + step * torch.arange(n, dtype=torch.float64, device=theta.device)  # (n,), exact
-        return _phasors(positions, theta)
+        return _phasors(start + step * np.arange(n, dtype=np.float64), theta)  # positions exact in float64
     block = math.isqrt(n)
     first = _phasor_rows(block, step, start, theta)  # (block, m)
     jumps = _phasor_rows(-(-n // block), block * step, 0, theta)  # (ceil(n / block), m)
     return (jumps[:, None, :] * first[None, :, :]).reshape(-1, theta.shape[0])[:n]  # (n, m)
 
 
-def _phasors(positions: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+def _phasors(positions: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """``exp(i p θ_ℓ)`` for integer positions ``p`` ``(n,)`` and frequencies ``θ`` ``(m,)``: ``(n, m)`` complex128.
 
     The product ``p θ`` is never rounded: ``θ = hi + lo`` with ``hi`` rounded to 24
-    significant bits, so ``p hi`` is exact in float64 for ``p < 2**29``, and ``p lo``
+    significant bits, so ``p hi`` is exact in float64 for ``|p| < 2**29``, and ``p lo``
     is below ``2**-24 p θ``, where rounding no longer matters; then
-    ``exp(i p θ) = exp(i p hi) exp(i p lo)``. (From ``p = 2**29`` on, ``p hi`` is
+    ``exp(i p θ) = exp(i p hi) exp(i p lo)``. (From ``|p| = 2**29`` on, ``p hi`` is
     rounded once, as in the direct formula.)
     """
-    hi = theta.float().double()  # (m,), 24 significant bits
-    hi = torch.where(torch.isfinite(hi), hi, torch.zeros_like(hi))  # θ beyond float32's range: all in lo
+    with np.errstate(over="ignore"):
+        hi = theta.astype(np.float32).astype(np.float64)  # (m,), 24 significant bits
+    hi = np.where(np.isfinite(hi), hi, 0.0)  # θ beyond float32's range: all in lo
     lo = theta - hi  # (m,), exact
-    big = torch.outer(positions, hi)  # (n, m), exact
-    small = torch.outer(positions, lo)  # (n, m), tiny
-    return torch.polar(torch.ones_like(big), big) * torch.polar(torch.ones_like(small), small)
+    big = np.multiply.outer(positions, hi)  # (n, m), exact
+    small = np.multiply.outer(positions, lo)  # (n, m), tiny
+    return (np.cos(big) + 1j * np.sin(big)) * (np.cos(small) + 1j * np.sin(small))
 
 
 # ---------------------------------------------------------------------------------------------- RoPE
