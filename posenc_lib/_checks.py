@@ -52,6 +52,8 @@ def check_even_int(name: str, value: object) -> int:
 
 def check_offset(value: object, seq_len: int = 0, name: str = "offset") -> int:
     """Return the position of the first token, an integer >= 0 with ``offset + seq_len <= 2**53``."""
+    if type(value) is int and 0 <= value <= MAX_EXACT_POSITION - seq_len:  # the common case, checked quickly
+        return value
     value = _as_integer(name, value, "an integer >= 0 (the position of the first token)")
     if value < 0:
         raise ValueError(f"{name} must be >= 0 (the position of the first token), got {value}")

@@ -271,9 +271,15 @@ def rotary_qk(module, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[to
     """``RotaryEmbedding.rotate_qk`` for consecutive positions: one lookup for both; ``None`` if no fast path applies."""
     stop = offset + q.shape[-2]
     if (not _enabled or q.dtype != torch.float32 or k.dtype != torch.float32 or stop > module.max_len
-            or not _without_autograd(q, k)):
+            or torch.is_grad_enabled() and (q.requires_grad or k.requires_grad)):
         return None
-    rows = _cached_rows(module, q if _few_calls(k) else None, offset, stop)  # sliced once, used for both
+    if module.layout == "half" and _few_calls(q) and _few_calls(k):  # one decoding step: count the calls
+        buffers = module._buffers  # read directly: nn.Module.__getattr__ costs about a microsecond per table
+        cos_full, sin_signed = buffers["cos_full_cached"][offset:stop], buffers["sin_signed_cached"][offset:stop]
+        half = q.shape[-1] // 2  # x * [cos | cos] + roll(x, d/2) * [-sin | sin], three calls per tensor
+        return (torch.addcmul(q * cos_full, q.roll(half, dims=-1), sin_signed),
+                torch.addcmul(k * cos_full, k.roll(half, dims=-1), sin_signed))
+    rows = _cached_rows(module, None, offset, stop)  # sliced once, used for both
     return _rotate_cached(q, module.layout, rows), _rotate_cached(k, module.layout, rows)
 
 
