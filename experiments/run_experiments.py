@@ -50,7 +50,7 @@ from tqdm import tqdm
 import posenc_lib
 import posenc_lib.model as model_module
 from posenc_lib import LearnedPositionalEmbedding, tasks, training
-from posenc_lib.model import SCHEMES, TransformerConfig, build_model
+from posenc_lib.model import SCHEMES, TransformerConfig, build_model, count_parameters
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "book" / "data" / "experiments.json"
@@ -188,7 +188,7 @@ def _order_run(
     if learned_init_std is not None:  # every other weight stays that of the default `learned` run of this seed
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            model.learned = LearnedPositionalEmbedding(
+            model.position = LearnedPositionalEmbedding(
                 max_len=c["seq_len"], d_model=MODEL["d_model"], init_std=learned_init_std
             )
     history = _train(
@@ -201,7 +201,7 @@ def _order_run(
     eval_tokens, eval_labels = tasks.order_eval_set(c["eval_groups"], c["seq_len"], c["vocab_size"], seed=c["eval_seed"])
     logits = training.predict(model, eval_tokens)  # (4n, 2)
     return {
-        "n_params": model.num_parameters(),
+        "n_params": count_parameters(model),
         "train_loss": _rounded([h["loss"] for h in history]),  # per step, on that step's batch
         "eval_accuracy": training.accuracy(logits, eval_labels),
         "eval_loss": float(training.loss_fn(logits, eval_labels)),
@@ -288,21 +288,10 @@ def attention_by_offset(model: torch.nn.Module, tokens: torch.Tensor) -> dict:
 
 
 def attention_weights(model: torch.nn.Module, tokens: torch.Tensor) -> list[torch.Tensor]:
-    """The attention weights ``(n, h, s, s)`` of every layer of ``model`` on ``tokens``."""
-    recorded: list[torch.Tensor] = []
-    original = model_module.attention
-
-    def recording(*args, **kwargs):
-        output, weights = original(*args, **kwargs)
-        recorded.append(weights)
-        return output, weights
-
-    model_module.attention = recording
-    try:
-        training.predict(model, tokens)
-    finally:
-        model_module.attention = original
-    return recorded
+    """The attention weights ``(n, n_h, s, s)`` of every layer of ``model`` on ``tokens``."""
+    model.eval()
+    with torch.no_grad():
+        return [stages["weights"] for stages in model.trace(tokens)]
 
 
 @contextlib.contextmanager
@@ -378,7 +367,7 @@ def _decoder_run(
             return {"train_loss_first": first_losses}
         tokens, targets = decoder_eval_set(task)  # (n, 4L) each
         result: dict = {
-            "n_params": model.num_parameters(),
+            "n_params": count_parameters(model),
             "train_loss_first": first_losses,  # per step, for the tests' partial re-runs
             "train_loss": _block_means(history, "loss", c["log_every"]),  # on the training batches
             "train_accuracy": _block_means(history, "accuracy", c["log_every"]),

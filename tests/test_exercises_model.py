@@ -213,19 +213,16 @@ def test_rope_scores_checker_names_the_missing_transpose(capsys):
     assert "transpose" in capsys.readouterr().out
 
 
-def test_the_rope_scores_solution_matches_the_chapter_8_block():
-    """The exercise's answer is what AttentionBlock(scheme='rope') computes (no mask, no biases)."""
-    from posenc_lib.blocks import AttentionBlock
+def test_the_rope_scores_solution_matches_the_model_s_rope_block():
+    """The exercise's answer is what a block of the rope model computes (no mask, fresh LayerNorm)."""
+    from posenc_lib.model import TransformerConfig, build_model
 
-    torch.manual_seed(0)
-    block = AttentionBlock(16, 4, "rope", causal=False)
+    model = build_model(TransformerConfig(vocab_size=8, scheme="rope", causal=False, d_model=16, n_heads=4), seed=0)
+    block = model.blocks[0]
     with torch.no_grad():
-        block.qkv.bias.zero_()
-        block.norm_attn.weight.fill_(1.0)
-        block.norm_attn.bias.zero_()
-        x = torch.randn(2, 5, 16)
-        trace = block.trace(x)
-        w_q, w_k, _ = block.qkv.weight.split(16, dim=0)  # nn.Linear stores (out, in)
-        normed = torch.nn.functional.layer_norm(x, (16,))
+        x = torch.randn(2, 5, 16, generator=torch.Generator().manual_seed(0))
+        trace = block.trace(x, rope=model.rope)
+        w_q, w_k, _ = block.attn.qkv.weight.split(16, dim=0)  # nn.Linear stores (out, in)
+        normed = torch.nn.functional.layer_norm(x, (16,))  # the block's LayerNorm at initialisation
         expected = rope_scores_solution(normed, w_q.T, w_k.T, 4)
     torch.testing.assert_close(trace["scores"], expected, atol=1e-5, rtol=1e-5)

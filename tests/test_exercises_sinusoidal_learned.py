@@ -81,7 +81,7 @@ def test_sinusoidal_checker_catches_a_wrong_odd_width():
 def test_sinusoidal_checker_passes_solutions():
     assert check_sinusoidal(sinusoidal_solution)
     assert check_sinusoidal(sinusoidal_student_loop)
-    assert check_sinusoidal(lambda s, d: torch.from_numpy(pe.sinusoidal_encoding(s, d, dtype=np.float32)))
+    assert check_sinusoidal(lambda s, d: pe.sinusoidal_encoding(s, d, dtype=torch.float32))
 
 
 # --- check_shift_matrix -------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_lookup_checker_passes_solutions():
     assert check_position_lookup(lookup_solution)
 
     def via_module(table, positions):  # reuse the library's module: its message names position and max_len
-        module = pe.LearnedPositionalEmbedding(table.shape[0], table.shape[1])
+        module = pe.LearnedPositionalEmbedding(table.shape[1], table.shape[0])
         with torch.no_grad():
             module.embedding.weight.copy_(table)
         if positions.min() < 0:
@@ -225,7 +225,7 @@ def test_lookup_checker_rejects_non_callables():
 
 
 def add_solution(words, d_model):
-    return pe.embed_words(words, d_model) + torch.from_numpy(pe.sinusoidal_encoding(len(words), d_model)).float()
+    return pe.embed_words(words, d_model) + pe.sinusoidal_encoding(len(words), d_model)
 
 
 def test_add_positions_checker_fails_the_stub():
@@ -235,10 +235,10 @@ def test_add_positions_checker_fails_the_stub():
 @pytest.mark.parametrize(
     "wrong,hint",
     [
-        (lambda w, d: pe.embed_words(w, d) + torch.from_numpy(pe.sinusoidal_encoding(len(w) + 1, d)[1:]).float(), "position 0"),
+        (lambda w, d: pe.embed_words(w, d) + pe.sinusoidal_encoding(len(w) + 1, d)[1:], "position 0"),
         (lambda w, d: pe.embed_words(w, d), "word vectors alone"),
-        (lambda w, d: torch.cat([pe.embed_words(w, d), torch.from_numpy(pe.sinusoidal_encoding(len(w), d)).float()], -1), "concatenated"),
-        (lambda w, d: pe.embed_words(w, d) * torch.from_numpy(pe.sinusoidal_encoding(len(w), d)).float(), "row i must be"),
+        (lambda w, d: torch.cat([pe.embed_words(w, d), pe.sinusoidal_encoding(len(w), d)], -1), "concatenated"),
+        (lambda w, d: pe.embed_words(w, d) * pe.sinusoidal_encoding(len(w), d), "row i must be"),
     ],
     ids=["starts-at-1", "no-positions", "concatenated", "multiplied"],
 )

@@ -1,6 +1,9 @@
 """Checkers for the exercises of chapters 1 (why order matters), 8 (where it plugs in),
 9 (choosing an encoding) and 10 (interview questions).
 
+The reference answers reuse the library's own pieces (``split_heads`` of the model,
+``attention`` with ``return_scores=True``), so a checker and the model cannot disagree.
+
 Every checker takes the student's function, runs it on fixed inputs (edge cases
 included), prints a verdict with a hint, and returns a truthy/falsy
 :class:`~posenc_lib.exercises.CheckResult`.
@@ -15,6 +18,7 @@ import numpy as np
 import torch
 
 from ..attention import attention
+from ..model import split_heads
 from ..rope import apply_rope, half_to_interleaved_permutation, interleaved_to_half_permutation, rope_frequencies
 from ..sinusoidal import sinusoidal_encoding
 from ..toy import ToyAttentionHead
@@ -62,7 +66,7 @@ def _equivariance_layers(d_model: int) -> list[tuple[_Layer, bool]]:
     w = torch.randn(d_model, d_model, generator=gen) / math.sqrt(d_model)
 
     def with_positions(x: torch.Tensor) -> torch.Tensor:
-        table = torch.from_numpy(sinusoidal_encoding(x.shape[0], d_model)).to(x.dtype)  # (s, d)
+        table = sinusoidal_encoding(x.shape[0], d_model, dtype=x.dtype)  # (s, d)
         return head(x + table)[0]
 
     return [
@@ -124,37 +128,33 @@ def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckR
 # --------------------------------------------------------------------------- chapter 8
 
 
+def _scores(x, w_q, w_k, n_heads, *, rotate="qk", rotate_before_split=False, split=split_heads):
+    """Scores ``(b, n_h, s, s)`` of the exercise, and of its typical mistakes (the keyword arguments)."""
+    q, k = x @ w_q, x @ w_k  # (b, s, d) each
+    if rotate_before_split:
+        q, k = apply_rope(q), apply_rope(k)  # the mistake: frequencies of a d-wide vector
+    q, k = split(q, n_heads), split(k, n_heads)  # (b, n_h, s, d_h) each
+    if not rotate_before_split:
+        q = apply_rope(q) if "q" in rotate else q
+        k = apply_rope(k) if "k" in rotate else k
+    return attention(q, k, k, return_scores=True)[2]  # q k^T / sqrt(d_h); the values play no part
+
+
 def _rope_scores_reference(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, n_heads: int) -> torch.Tensor:
-    b, s, d = x.shape
-    head_dim = d // n_heads
-    q = (x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)  # (b, h, s, d_h)
-    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)  # (b, h, s, d_h)
-    q, k = apply_rope(q), apply_rope(k)
-    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)  # (b, h, s, s)
+    return _scores(x, w_q, w_k, n_heads)
 
 
 def _rope_before_split(x, w_q, w_k, n_heads):
-    b, s, d = x.shape
-    head_dim = d // n_heads
-    q = apply_rope(x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)
-    k = apply_rope(x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
-    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    return _scores(x, w_q, w_k, n_heads, rotate_before_split=True)
 
 
 def _split_without_transpose(x, w_q, w_k, n_heads):
     b, s, d = x.shape
-    head_dim = d // n_heads
-    q = apply_rope((x @ w_q).reshape(b, n_heads, s, head_dim))
-    k = apply_rope((x @ w_k).reshape(b, n_heads, s, head_dim))
-    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    return _scores(x, w_q, w_k, n_heads, split=lambda t, h: t.reshape(b, h, s, d // h))
 
 
 def _only_queries_rotated(x, w_q, w_k, n_heads):
-    b, s, d = x.shape
-    head_dim = d // n_heads
-    q = apply_rope((x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2))
-    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
-    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    return _scores(x, w_q, w_k, n_heads, rotate="q")
 
 
 def _scaled_by_model_width(x, w_q, w_k, n_heads):
@@ -162,11 +162,7 @@ def _scaled_by_model_width(x, w_q, w_k, n_heads):
 
 
 def _no_rope(x, w_q, w_k, n_heads):
-    b, s, d = x.shape
-    head_dim = d // n_heads
-    q = (x @ w_q).view(b, s, n_heads, head_dim).transpose(1, 2)
-    k = (x @ w_k).view(b, s, n_heads, head_dim).transpose(1, 2)
-    return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    return _scores(x, w_q, w_k, n_heads, rotate="")
 
 
 def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
