@@ -32,12 +32,7 @@ def copy_data(seq_len: int, n: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
     return pe.tasks.lag_copy_batch(n, seq_len, 8, 2, generator=torch.Generator().manual_seed(0))
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread is faster
 
 
 @pytest.mark.parametrize("method", extension.METHODS)
