@@ -8,6 +8,7 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib.exercises import check_directional_alibi, check_interpolate
+from posenc_lib.model import build_model
 
 
 def stub(slopes_past, slopes_future, seq_len):
@@ -112,6 +113,15 @@ def interpolate(model, factor):
     return stretched
 
 
+def interpolate_rebuilt(model, factor):
+    """Also right: a new model with the same weights, its own rope module's frequencies divided."""
+    stretched = build_model(model.config, seed=123)
+    stretched.load_state_dict(model.state_dict())
+    head_dim = model.config.head_dim
+    stretched.rope = pe.RotaryEmbedding(head_dim, frequencies=model.rope.frequencies / factor)
+    return stretched
+
+
 def interpolate_in_place(model, factor):
     head_dim = model.config.head_dim
     model.rope = pe.RotaryEmbedding(head_dim, 256, frequencies=pe.rope_frequencies(head_dim) / factor)
@@ -139,7 +149,8 @@ def larger_base(model, factor):
 
 def test_interpolation_passes_on_right_answers(capsys):
     assert check_interpolate(interpolate)
-    assert "✅" in capsys.readouterr().out
+    assert check_interpolate(interpolate_rebuilt)
+    assert "correct on all 4 test inputs" in capsys.readouterr().out
 
 
 def test_interpolation_fails_on_the_stub(capsys):
