@@ -6,7 +6,9 @@ import math
 import pytest
 import torch
 
+import posenc_lib as pe
 from posenc_lib.exercises import check_ntk_frequencies, check_t5_bucket
+from posenc_lib.exercises.extension import NTK_HINT
 
 
 def stub(*args, **kwargs):
@@ -53,13 +55,28 @@ def make_ntk(new_base):
         (make_ntk(lambda b, d, s: b * s ** ((d - 2) / d)), "upside down"),
         (lambda d, s, base=10000.0: ntk_float64(d, s, 10000.0), "base argument is ignored"),
         (lambda d, s, base=10000.0: ntk_float64(d, 1.0, base), "factor has no effect"),
-        (make_ntk(lambda b, d, s: b * s ** 2), "compute the new base"),  # no specific diagnosis: general hint
+        (make_ntk(lambda b, d, s: b * s ** 2), "right form b'^(-2k/d), but with b' = 40000"),
+        (lambda d, s, base=10000.0: ntk_float64(d, s, base) ** 0.5, "b'^(-k/d)"),
+        (lambda d, s, base=10000.0: ntk_float64(d, s, base)[:-1], "the shape is"),
+        (lambda d, s, base=10000.0: float(base * s ** (d / (d - 2))), "a single number"),
     ],
-    ids=["pi", "no-exponent", "inverted-exponent", "base-ignored", "factor-ignored", "other"],
+    ids=["pi", "no-exponent", "inverted-exponent", "base-ignored", "factor-ignored", "other-base", "square-root",
+         "one-short", "returns-the-base"],
 )
 def test_ntk_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
-    assert not check_ntk_frequencies(wrong)
+    result = check_ntk_frequencies(wrong)
+    assert not result and result.hint != NTK_HINT
     assert hint in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("call", [
+    lambda d, s, base: pe.ntk_aware_frequencies(ntk_float64(d, 1.0, base), s),
+    lambda d, s, base: pe.rope_frequencies(d, pe.ntk_aware_base(base, d, s)),
+    lambda d, s, base: ntk_float64(d, 1.0, pe.ntk_aware_base(base, d, s)),
+], ids=["ntk_aware_frequencies", "rope_frequencies", "ntk_aware_base"])
+def test_ntk_fails_an_answer_that_calls_the_library(call, capsys):
+    result = check_ntk_frequencies(lambda d, s, base=10000.0: call(d, s, base))
+    assert not result and result.reason == "calls the library"
 
 
 # --- T5 buckets: right answers, without posenc_lib ---------------------------------------------
@@ -159,15 +176,23 @@ def rounded(relative_position, bidirectional=True, num_buckets=32, max_distance=
         (not_halved, "only half of the buckets"),
         (uncapped, "share the last bucket"),
         (causal_abs, "only the past counts"),
-        (rounded, "bidirectional: use half of the buckets per direction"),  # general hint
+        (rounded, "you rounded"),
         (lambda r, bidirectional=True, num_buckets=32, max_distance=128: r.abs().clamp(max=num_buckets - 1),
-         "bidirectional: use half"),
+         "same for relative positions r and -r"),
     ],
     ids=["mirrored", "not-halved", "uncapped", "causal-abs", "rounded", "clipped-distance"],
 )
 def test_t5_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
-    assert not check_t5_bucket(wrong)
+    result = check_t5_bucket(wrong)
+    assert not result and not result.hint.startswith("bidirectional: use half")
     assert hint in capsys.readouterr().out
+
+
+def test_t5_fails_an_answer_that_calls_the_library(capsys):
+    assert not check_t5_bucket(lambda r, **kw: pe.t5_relative_position_bucket(r, **kw))
+    module = pe.T5RelativeBias(1)
+    result = check_t5_bucket(lambda r, **kw: module.buckets(1, 1) + pe.relative_positions(1)[0, 0] + r * 0)
+    assert not result and result.reason == "calls the library"
 
 
 def test_stubs_fail_with_not_implemented(capsys):

@@ -17,7 +17,7 @@ from ._core import Case, CheckResult, Diagnosis, check_function
 
 
 def _positions(seq_len: int, d_model: int, *, first: int = 0) -> torch.Tensor:
-    return torch.from_numpy(sinusoidal_encoding(first + seq_len, d_model)[first:]).float()  # (s, d)
+    return torch.as_tensor(sinusoidal_encoding(first + seq_len, d_model))[first:].float()  # (s, d)
 
 
 def reference_input(words: list[str], d_model: int) -> torch.Tensor:
@@ -40,6 +40,8 @@ def check_add_positions(fn: Callable[[list[str], int], Any]) -> CheckResult:
             "you concatenated [word | position] (2 * d_model columns); the Transformer adds them, keeping d_model.",
             lambda w, d: torch.cat([embed_words(w, d), _positions(len(w), d)], dim=-1),
         ),
+        Diagnosis("you multiplied the two; the position vector is added to the word vector.",
+                  lambda w, d: embed_words(w, d) * _positions(len(w), d)),
     ]
     return check_function(
         "Word vector + position vector",
