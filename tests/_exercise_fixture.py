@@ -121,7 +121,8 @@ def solution_notebook(*, uses_solution_later: bool = False) -> nbformat.Notebook
         code(SQUARE, [stream("✅ Square a number: correct on all 2 test inputs. LEAKED-OUTPUT-1\n")], count=3),
         md("Why it works: SECRET-EXPLANATION, multiplication is repeated addition."),
         md("```{solution-end}\n```"),
-        md(":::{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n:::"),
+        md("````{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n\n"
+           "```{note}\nA nested directive: its closing fence does not close the exercise.\n```\n````"),
         md("````{solution-start} ex-fixture-loop\n:class: dropdown\n````"),
         code(TOTAL, [stream("✅ Loop sum: correct on all 2 test inputs. LEAKED-OUTPUT-2\n")], count=4),
         md("```{solution-end}\n```"),
