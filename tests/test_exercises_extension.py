@@ -205,3 +205,54 @@ def test_crash_and_non_function(capsys):
     assert not check_t5_bucket(lambda r, **kw: r.float().log2().long().numpy().foo)
     assert "raised" in capsys.readouterr().out
     assert not check_ntk_frequencies(None)
+
+
+# --- Llama 3.1's frequency groups ------------------------------------------------------------------
+
+from posenc_lib.exercises import check_llama3_groups  # noqa: E402
+from posenc_lib.exercises.extension import LLAMA3_HINT  # noqa: E402
+
+
+def llama3_groups(frequencies, original_len, *, turns_per=2 * math.pi, strict=True, order=(0, 1, 2)):
+    turns = original_len * frequencies / turns_per
+    unchanged = int((turns > 4).sum()) if strict else int((turns >= 4).sum())
+    divided = int((turns < 1).sum()) if strict else int((turns <= 1).sum())
+    counts = (unchanged, len(frequencies) - unchanged - divided, divided)
+    return tuple(counts[i] for i in order)
+
+
+def llama3_groups_by_wavelength(frequencies, original_len):
+    """The rule as Meta's code states it, in float32: wavelength < L/4 unchanged, wavelength > L divided."""
+    wavelength = 2 * math.pi / frequencies.float()
+    unchanged, divided = (wavelength < original_len / 4).sum(), (wavelength > original_len).sum()
+    return torch.stack([unchanged, len(frequencies) - unchanged - divided, divided])
+
+
+def test_llama3_passes_on_right_answers(capsys):
+    assert check_llama3_groups(llama3_groups)
+    assert check_llama3_groups(llama3_groups_by_wavelength)  # a tensor, float32 wavelengths
+    assert check_llama3_groups(lambda f, n: list(llama3_groups(f, n)))
+
+
+@pytest.mark.parametrize("wrong,hint", [
+    (lambda f, n: llama3_groups(f, n, order=(2, 1, 0)), "your order is"),
+    (lambda f, n: llama3_groups(f, n, turns_per=1.0), "not L * theta"),
+    (lambda f, n: llama3_groups(f, n, turns_per=math.pi), "not pi"),
+    (lambda f, n: llama3_groups(f, n, strict=False), "exactly 4 turns"),
+    (lambda f, n: llama3_groups(f, n)[:2], "the shape is"),
+], ids=["order", "no-2pi", "pi", "boundaries", "two-counts"])
+def test_llama3_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
+    result = check_llama3_groups(wrong)
+    assert not result and result.hint != LLAMA3_HINT
+    assert hint in capsys.readouterr().out
+
+
+def test_llama3_fails_an_answer_that_calls_the_library():
+    def via_library(frequencies, original_len):
+        new = pe.llama3_frequencies(frequencies, original_max_len=original_len)
+        unchanged = int((new == frequencies).sum())
+        divided = int(torch.isclose(new, frequencies / 8, rtol=1e-12, atol=0).sum())
+        return unchanged, len(frequencies) - unchanged - divided, divided
+
+    result = check_llama3_groups(via_library)
+    assert not result and result.reason == "calls the library"

@@ -185,6 +185,8 @@ def arrays_close(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1
 def describe(value: Any) -> str:
     """A short, readable rendering of a value for a verdict."""
     kind = "array"
+    if isinstance(value, (list, tuple)) and len(value) <= 8 and all(isinstance(v, (int, float)) for v in value):
+        return repr(value)
     if isinstance(value, (list, tuple)) and _safe(lambda: to_numpy(value).ndim > 0):
         kind, value = f"a {type(value).__name__}, as an array", to_numpy(value)
     if isinstance(value, (np.ndarray, torch.Tensor)):
@@ -206,6 +208,8 @@ def _defect(got: Any, expected: Any) -> str:
     """A specific hint for a result whose form is wrong (None, not an array, wrong shape, NaN, all zeros)."""
     if got is None:
         return "your function returned None: it needs a return statement."
+    if isinstance(expected, (list, tuple)) and _safe(lambda: to_numpy(expected).ndim > 0):
+        expected = np.asarray(expected)  # a sequence of numbers: judged like an array
     if not isinstance(expected, (np.ndarray, torch.Tensor)):
         return ""
     array = _safe(lambda: to_numpy(got), None)
@@ -221,7 +225,8 @@ def _defect(got: Any, expected: Any) -> str:
     if array.size and not array.any() and want.any():
         return "every entry of your result is 0: the part that fills it in is missing or never runs."
     error = float(np.abs(array - want).max()) if array.size else 0.0
-    if 0 < error <= 0.05 * max(1.0, float(np.abs(want).max())):
+    floating = expected.is_floating_point() if isinstance(expected, torch.Tensor) else np.issubdtype(expected.dtype, np.floating)
+    if floating and 0 < error <= 0.05 * max(1.0, float(np.abs(want).max())):
         return (f"your numbers are close but off by up to {error:.1e}: a rounding problem. Is something computed in a "
                 f"16-bit float (bfloat16, float16), or a constant written with few digits?")
     return ""

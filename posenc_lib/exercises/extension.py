@@ -3,15 +3,17 @@
 - ``check_ntk_frequencies(fn)``: ``fn(head_dim, factor, base=10000.0)`` returns
   the ``(d/2,)`` RoPE frequencies of NTK-aware scaling; the reference is
   :func:`posenc_lib.ntk_aware_frequencies` applied to :func:`posenc_lib.rope_frequencies`.
+- ``check_llama3_groups(fn)``: ``fn(frequencies, original_len)`` returns how many pairs Llama 3.1's
+  rule leaves unchanged, blends and divides, ``(unchanged, blended, divided)``.
 - ``check_t5_bucket(fn)``: ``fn(relative_position, bidirectional=True,
   num_buckets=32, max_distance=128)`` returns T5's bucket for every entry of an
   integer tensor; the reference is :func:`posenc_lib.t5_relative_position_bucket`.
   The cases avoid the few settings where float64 and float32 arithmetic put a
   distance in different buckets, so an answer in either precision passes.
 
-Both answers run with the library code that computes them switched off: NTK-aware scaling and
-:func:`posenc_lib.rope_frequencies` for the first, T5's bucket function and
-:class:`posenc_lib.T5RelativeBias` for the second.
+Each answer runs with the library code that computes it switched off: NTK-aware scaling and
+:func:`posenc_lib.rope_frequencies`; :func:`posenc_lib.llama3_frequencies`; T5's bucket function and
+:class:`posenc_lib.T5RelativeBias`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import torch
 
 from ..relative import T5RelativeBias, relative_positions, t5_relative_position_bucket
 from ..rope import rope_frequencies
-from ..rope_scaling import dynamic_ntk_frequencies, ntk_aware_base, ntk_aware_frequencies
+from ..rope_scaling import dynamic_ntk_frequencies, llama3_frequencies, ntk_aware_base, ntk_aware_frequencies
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 # --- NTK-aware frequencies ---------------------------------------------------------------------
@@ -244,4 +246,61 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
         ],
         compare=_compare_buckets,
         explain=_explain_buckets,
+    )
+
+
+# --- Llama 3.1's frequency groups --------------------------------------------------------------
+
+LLAMA3_HINT = ("a pair turns L * theta_k / (2 pi) times in the first L tokens. Count the pairs with more than 4 turns "
+               "(unchanged), fewer than 1 (divided by the factor) and the rest, 1 to 4 turns inclusive (blended); "
+               "return (unchanged, blended, divided).")
+
+
+def _groups(frequencies: torch.Tensor, original_len: int, *, turns_per: float = 2 * math.pi,
+            inclusive: bool = True) -> tuple[int, int, int]:
+    """(unchanged, blended, divided) with ``turns = L theta / turns_per``; boundaries blended unless ``inclusive`` is False."""
+    turns = original_len * frequencies.double() / turns_per  # (d/2,) full turns within the original length
+    unchanged = int((turns > 4).sum() if inclusive else (turns >= 4).sum())
+    divided = int((turns < 1).sum() if inclusive else (turns <= 1).sum())
+    return unchanged, turns.numel() - unchanged - divided, divided
+
+
+def _same_counts(got: Any, expected: tuple[int, int, int]) -> bool:
+    """Three whole numbers (a tuple, list or tensor of them), equal to the expected counts."""
+    values = [v.item() if isinstance(v, torch.Tensor) else v for v in (got.tolist() if isinstance(got, torch.Tensor) else got)]
+    return len(values) == 3 and all(float(v) == float(e) and not isinstance(v, bool) for v, e in zip(values, expected))
+
+
+def check_llama3_groups(fn: Callable[[torch.Tensor, int], Any]) -> CheckResult:
+    """Check ``fn(frequencies, original_len) -> (unchanged, blended, divided)``: how Llama 3.1's rule groups the pairs.
+
+    A pair is unchanged if it turns more than 4 times in ``original_len`` tokens, divided by the factor if
+    it turns less than once, blended otherwise (exactly 1 or 4 turns included), as
+    :func:`posenc_lib.llama3_frequencies` does with its default thresholds; that function is switched off.
+    """
+    llama = 500000.0 ** (-2.0 * torch.arange(64, dtype=torch.float64) / 128)  # d_h = 128, base 500,000
+    small = 10000.0 ** (-2.0 * torch.arange(32, dtype=torch.float64) / 64)
+    edges = 2 * math.pi * torch.tensor([4.0, 1.0, 4.5, 0.5, 2.0], dtype=torch.float64) / 8192  # 4, 1, 4.5, 0.5, 2 turns
+    boundary = "a pair that turns exactly 4 times or exactly once is blended: only MORE than 4 turns keeps it, FEWER than 1 divides it."
+    settings = [("Llama 3.1: head_dim=128, base=500000, original_len=8192", llama, 8192, ""),
+                ("head_dim=64, base=10000, original_len=4096", small, 4096, ""),
+                ("5 pairs turning 4, 1, 4.5, 0.5 and 2 times in original_len=8192", edges, 8192, boundary),
+                ("the same 5 pairs with original_len=2048 (1, 0.25, 1.125, 0.125, 0.5 turns)", edges, 2048, boundary)]
+    cases = [Case(label, (theta, n), {}, _groups(theta, n), hint) for label, theta, n, hint in settings]
+    return check_function(
+        "Llama 3.1's frequency groups",
+        fn,
+        cases,
+        hint=LLAMA3_HINT,
+        diagnoses=[
+            Diagnosis("your order is (divided, blended, unchanged); return (unchanged, blended, divided).",
+                      lambda f, n: _groups(f, n)[::-1]),
+            Diagnosis("a full turn is 2 pi radians: the number of turns is L * theta / (2 pi), not L * theta.",
+                      lambda f, n: _groups(f, n, turns_per=1.0)),
+            Diagnosis("a full turn is 2 pi radians, not pi.", lambda f, n: _groups(f, n, turns_per=math.pi)),
+            Diagnosis("a pair at exactly 4 turns or exactly 1 turn is blended: unchanged needs MORE than 4 turns "
+                      "(> 4, not >= 4), divided FEWER than 1 (< 1, not <= 1).", lambda f, n: _groups(f, n, inclusive=False)),
+        ],
+        compare=_same_counts,
+        forbidden=[llama3_frequencies],
     )
