@@ -52,6 +52,11 @@ return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # Va
     "my_t5_bucket": "return pe.t5_relative_position_bucket(relative_position, bidirectional=bidirectional, "
                     "num_buckets=num_buckets, max_distance=max_distance)",
     "interleaved_to_half": "return x[..., pe.interleaved_to_half_permutation(x.shape[-1])]",
+    # (at exactly 1 or 4 turns the blend equals theta / 8 or theta, so the library's output cannot tell the groups there)
+    "llama3_groups": """new = pe.llama3_frequencies(frequencies, original_max_len=original_len)
+turns = pe.rotations(frequencies, original_len)
+unchanged, divided = int((new == frequencies)[turns != 4].sum()), int((new < frequencies)[turns < 1].sum())
+return unchanged, len(frequencies) - unchanged - divided, divided""",
 }
 SOLUTION_BLOCK = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.MULTILINE | re.DOTALL)
 
