@@ -14,6 +14,7 @@ the round trip uses both cores of the machine ``make test`` runs on.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import pathlib
@@ -141,6 +142,7 @@ def _run_all(commands: list[tuple[pathlib.Path, list[str]]], env: dict[str, str]
 @functools.cache
 def course() -> Course:
     root = pathlib.Path(tempfile.mkdtemp(prefix="posenc-nbgrader-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     chapters = ms.make_student_edition(ROOT / "book", root / "student", zip_path=None, nbgrader=root / "all")
     groups: list[list] = [[], []]  # two course folders with about the same number of cells to run
     for chapter in sorted(chapters, key=lambda c: -len(c.source.cells)):
