@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 import posenc_lib
 from posenc_lib import tasks, training
-from posenc_lib.model import SCHEMES, TransformerConfig, build_model
+from posenc_lib.model import SCHEMES, TransformerConfig, build_model, count_parameters
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "book" / "data" / "experiments.json"
@@ -109,7 +109,7 @@ def _order_run(scheme: str, seed: int, progress: bool) -> dict:
     eval_tokens, eval_labels = tasks.order_eval_set(c["eval_groups"], c["seq_len"], c["vocab_size"], seed=c["eval_seed"])
     logits = training.predict(model, eval_tokens)  # (4n, 2)
     return {
-        "n_params": model.num_parameters(),
+        "n_params": count_parameters(model),
         "train_loss": _rounded([h["loss"] for h in history]),  # per step, on that step's batch
         "eval_accuracy": training.accuracy(logits, eval_labels),
         "eval_loss": float(training.loss_fn(logits, eval_labels)),
@@ -164,7 +164,7 @@ def _decoder_run(task: str, scheme: str, seed: int, progress: bool) -> dict:
         steps=c["steps"], seed=seed, lr=c["lr"], progress=progress, desc=f"{task} {scheme} seed {seed}",
     )
     result: dict = {
-        "n_params": model.num_parameters(),
+        "n_params": count_parameters(model),
         "train_loss": _rounded([h["loss"] for h in history]),  # per step, on that step's batch
         "by_length": {},
     }

@@ -1,7 +1,33 @@
 """posenc_lib: the library behind the Positional Encoding course.
 
-Shape notation throughout: ``b`` batch, ``h`` heads, ``s`` sequence length,
-``d`` width (``d_model`` for token vectors, ``head_dim`` for one head).
+Conventions (every function and module follows them):
+
+- Shapes: ``(b, s, d)`` for token vectors and ``(b, n_h, s, d_h)`` for per-head
+  queries and keys; ``b`` batch, ``s`` sequence length (``s_q`` queries, ``s_k``
+  keys), ``d`` = ``d_model``, ``n_h`` = ``n_heads``, ``d_h`` = ``head_dim``.
+  Pair index ``ℓ``, frequency ``θ_ℓ``, base ``B`` (``base``), wavelength
+  ``λ_ℓ = 2π / θ_ℓ``, relative position ``r = j - i`` of key ``j`` seen from
+  query ``i``, shift ``Δ`` (``delta``), ALiBi slope ``m_h``, extension factor
+  ``α`` (``factor``).
+- ``positions`` is always a tensor of token positions, shape ``(s,)`` (integer or
+  real). An int is never ``positions``; passing one is a ``TypeError`` that
+  points to ``offset``.
+- ``offset`` (an integer >= 0; NumPy integers and 0-d integer tensors are
+  accepted, ``bool`` is refused) is the position of the first token when
+  positions are consecutive: ``offset, ..., offset + s - 1``. Default 0.
+- Counts are ``seq_len``, ``q_len``, ``k_len``; the longest length a module
+  precomputes is ``max_len``.
+- Devices and dtypes: everything is built on the device of its input tensor;
+  functions with no tensor input take ``device=`` (and ``dtype=`` where the result
+  feeds a model: tables and biases default to float32, analysis helpers such as
+  frequencies, angles and shift matrices return float64). Module tables follow
+  ``.to(device)`` but keep their precision under ``.to(dtype)``.
+- Bad input raises ``TypeError`` or ``ValueError`` naming the argument and what
+  was expected, including sizes whose table would not fit in memory (refused
+  before allocating).
+- Each encoding function is written as its formula; faster computations of the
+  same numbers live in :mod:`posenc_lib.fast` (``posenc_lib.fast.disabled()``
+  runs the formulas only).
 """
 
 from .alibi import alibi_bias, alibi_bias_compact, alibi_slopes
@@ -23,6 +49,7 @@ from .rope import (
     rope_angles,
     rope_frequencies,
     rotate_pairs,
+    wavelengths,
 )
 from .rope_scaling import (
     dynamic_ntk_frequencies,
@@ -32,7 +59,6 @@ from .rope_scaling import (
     ntk_aware_frequencies,
     rotations,
     unseen_arc,
-    wavelengths,
     yarn_attention_factor,
     yarn_frequencies,
     yarn_ramp,
@@ -47,11 +73,13 @@ from .sinusoidal import (
     sinusoidal_frequencies,
 )
 from .toy import ToyAttentionHead, embed_words
+from . import fast  # noqa: E402  (the speed work, posenc_lib.fast)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    # sinusoidal and learned extras (chapters 3 and 4)
+    "fast",
+    # sinusoidal and learned extras
     "PositionProbe",
     "cosine_similarity_matrix",
     "interleaved_to_concatenated_permutation",
@@ -60,7 +88,7 @@ __all__ = [
     "sinusoidal_dot_by_distance",
     "sinusoidal_encoding_loop",
     "train_position_probe",
-    # relative biases and RoPE context extension (chapter 7)
+    # relative biases and RoPE context extension
     "T5RelativeBias",
     "dynamic_ntk_frequencies",
     "linear_scaling_frequencies",

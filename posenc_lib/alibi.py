@@ -1,28 +1,26 @@
 """Attention with Linear Biases, ALiBi (Press, Smith and Lewis, 2022).
 
-No vector is added to the tokens. Instead head ``h`` adds ``-m_h * distance``
-to every attention score, where ``distance`` is how far the key is from the
-query and ``m_h`` is a fixed, head-specific slope.
+No vector is added to the tokens. Instead head ``h`` adds ``-m_h · |r|`` to the
+score of every query/key pair, where ``r = j - i`` is the key's position seen
+from the query and ``m_h`` is a fixed, head-specific slope: slope × distance.
+Faster constructions of the same numbers live in :mod:`posenc_lib.fast`.
 """
 
 from __future__ import annotations
 
-import math
+import numbers
 
 import torch
 
-from ._checks import check_positive_int
+from . import fast
+from ._checks import check_bool, check_device, check_dtype, check_fits, check_positive_int
+from .relative import relative_positions
 
 
-def _power_of_two_slopes(n: int) -> list[float]:
-    """Geometric sequence starting at and with ratio ``2 ** (-8 / n)``: ``2^(-8/n), 2^(-16/n), ..., 2^-8``."""
-    return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+def alibi_slopes(n_heads: int, *, device=None) -> torch.Tensor:
+    """Per-head slopes ``m_h``, shape ``(n_h,)``, float64, as the ALiBi authors compute them.
 
-
-def alibi_slopes(n_heads: int) -> torch.Tensor:
-    """Per-head slopes ``m_h``, shape ``(h,)``, float64, as the ALiBi authors compute them.
-
-    For a power of two ``n``, ``m_h = 2 ** (-8 (h + 1) / n)`` for ``h = 0 .. n-1``
+    For a power of two ``n = n_h``, ``m_h = 2^(-8h/n)`` for heads ``h = 1 .. n``
     (8 heads: 1/2, 1/4, ..., 1/256). Otherwise, with ``p`` the largest power of
     two below ``n``: the ``p`` slopes for ``p`` heads, followed by every other
     slope (the 1st, 3rd, 5th, ...) of the ``2p``-head sequence, ``n - p`` of them.
@@ -30,11 +28,12 @@ def alibi_slopes(n_heads: int) -> torch.Tensor:
     ``2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5`` sit between the first eight.
     """
     n_heads = check_positive_int("n_heads", n_heads)
-    closest = 2 ** int(math.floor(math.log2(n_heads)))
-    slopes = _power_of_two_slopes(closest)
-    if closest != n_heads:
-        slopes += _power_of_two_slopes(2 * closest)[0::2][: n_heads - closest]
-    return torch.tensor(slopes, dtype=torch.float64)
+    device = check_device(device)
+    check_fits(f"n_heads={n_heads}", (n_heads,), torch.float64, device)
+    p = 1 << (n_heads.bit_length() - 1)  # the largest power of two <= n_h
+    heads = torch.arange(1, p + 1, dtype=torch.float64, device=device)  # h = 1 .. p
+    odd_heads = 2 * torch.arange(n_heads - p, dtype=torch.float64, device=device) + 1  # 1, 3, 5, ... of 2p heads
+    return torch.cat((2 ** (-8 * heads / p), 2 ** (-8 * odd_heads / (2 * p))))  # (n_h,)
 
 
 def alibi_bias(
@@ -44,57 +43,62 @@ def alibi_bias(
     *,
     causal: bool = True,
     dtype: torch.dtype = torch.float32,
+    device=None,
 ) -> torch.Tensor:
-    """The additive ALiBi bias for every head, query and key, shape ``(h, q_len, k_len)``.
+    """The additive ALiBi bias ``-m_h · |j - i|`` for every head, query and key, shape ``(n_h, s_q, s_k)``.
 
     Queries are aligned to the *end* of the keys (query ``i`` sits at position
-    ``k_len - q_len + i``), which is what decoding with a KV cache needs.
+    ``s_k - s_q + i``), which is what decoding with a KV cache needs.
 
-    - ``causal=True``: ``-m_h * (i - j)`` for keys at or before the query and
+    - ``causal=True``: ``-m_h (i - j)`` for keys at or before the query and
       ``-inf`` for future keys, so the result is both bias and causal mask.
-    - ``causal=False``: the symmetric form ``-m_h * |i - j|``.
+    - ``causal=False``: the symmetric form ``-m_h |i - j|``.
 
     Args:
-        n_heads: number of heads ``h``.
+        n_heads: number of heads ``n_h``.
         q_len: number of queries ``s_q``.
         k_len: number of keys ``s_k`` (default ``q_len``; must be >= ``q_len`` when causal).
-        dtype: floating dtype of the result.
+        causal: ``True`` or ``False``.
+        dtype: floating dtype of the result. The bias is computed in float64 and
+            rounded once; in float16 and bfloat16 values beyond the dtype's range are
+            clamped to its most negative finite value, so every past key keeps a
+            finite bias (only future keys of the causal form are ``-inf``).
+        device: where to build it.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     q_len = check_positive_int("q_len", q_len)
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len)
+    causal = check_bool("causal", causal)
+    dtype, device = check_dtype(dtype), check_device(device)
     if causal and k_len < q_len:
-        raise ValueError(
-            f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), got q_len={q_len}, k_len={k_len}"
-        )
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch dtype, got {dtype}")
-    query_pos = torch.arange(k_len - q_len, k_len).unsqueeze(1)  # (s_q, 1)
-    key_pos = torch.arange(k_len).unsqueeze(0)  # (1, s_k)
-    offset = key_pos - query_pos  # (s_q, s_k), integer, < 0 for keys in the past
-    slopes = alibi_slopes(n_heads).to(dtype).view(-1, 1, 1)  # (h, 1, 1)
+        raise ValueError(f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), "
+                         f"got q_len={q_len}, k_len={k_len}")
+    check_fits(f"n_heads={n_heads}, q_len={q_len} and k_len={k_len}", (n_heads, q_len, k_len), dtype, device)
+    if (out := fast.alibi_bias(n_heads, q_len, k_len, causal, dtype, device)) is not None:  # same numbers, one pass
+        return out
+
+    slopes = alibi_slopes(n_heads, device=device).view(-1, 1, 1)  # (n_h, 1, 1): m_h
+    r = relative_positions(q_len, k_len, device=device)  # (s_q, s_k): r = j - i, < 0 for past keys
+    bias = slopes * -r.abs()  # (n_h, s_q, s_k): -m_h |r|, float64
+    bias = bias.clamp(min=torch.finfo(dtype).min).to(dtype)  # rounded once; finite in float16/bfloat16 too
     if causal:
-        # Mask the small (s_q, s_k) distance table, not the big (h, s_q, s_k) result: m_h * -inf = -inf
-        # (every slope is > 0), so the one broadcast product below is the only pass over h * s_q * s_k.
-        distance = offset.to(dtype)  # (s_q, s_k)
-        distance.masked_fill_(offset > 0, float("-inf"))
-        return slopes * distance  # (h, s_q, s_k)
-    return slopes * (-offset.abs()).to(dtype)
+        bias = bias.masked_fill(r > 0, float("-inf"))  # future keys are masked
+    return bias
 
 
-def alibi_bias_compact(n_heads: int, k_len: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """ALiBi as one row per head, shape ``(h, 1, k_len)``: ``-m_h * (k_len - 1 - j)`` for key ``j``.
+def alibi_bias_compact(n_heads: int, k_len: int, *, dtype: torch.dtype = torch.float32, device=None) -> torch.Tensor:
+    """ALiBi as one row per head, shape ``(n_h, 1, s_k)``: ``-m_h (s_k - 1 - j)`` for key ``j``.
 
     This is the causal bias row of the *last* query. For any other query at
-    position ``i`` the causal row ``-m_h * (i - j)`` (keys ``j <= i``) differs from
-    it by ``m_h * (k_len - 1 - i)``, the same number for every key of that row,
+    position ``i`` the causal row ``-m_h (i - j)`` (keys ``j <= i``) differs from
+    it by ``m_h (s_k - 1 - i)``, the same number for every key of that row,
     and softmax ignores a constant added to a whole row. So, with a causal mask
     applied separately,
 
-        softmax(scores + alibi_bias_compact(h, k_len) + mask) == softmax(scores + alibi_bias(h, q_len, k_len))
+        softmax(scores + alibi_bias_compact(n_h, s_k) + mask) == softmax(scores + alibi_bias(n_h, s_q, s_k))
 
-    for every ``q_len <= k_len`` (queries aligned to the end of the keys), while
-    storing ``h * k_len`` numbers instead of ``h * q_len * k_len``. This is the
+    for every ``s_q <= s_k`` (queries aligned to the end of the keys), while
+    storing ``n_h · s_k`` numbers instead of ``n_h · s_q · s_k``. This is the
     form MPT (and HF transformers' ``build_mpt_alibi_tensor``) uses.
 
     It holds no mask: future keys get a finite bias and must be masked by the
@@ -102,51 +106,52 @@ def alibi_bias_compact(n_heads: int, k_len: int, *, dtype: torch.dtype = torch.f
     ``-m_h |i - j|`` is not a row-wise shift of a single row.
 
     Args:
-        n_heads: number of heads ``h``.
+        n_heads: number of heads ``n_h``.
         k_len: number of keys ``s_k``.
-        dtype: floating dtype of the result.
+        dtype: floating dtype of the result, rounded and clamped as in :func:`alibi_bias`.
+        device: where to build it.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     k_len = check_positive_int("k_len", k_len)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch dtype, got {dtype}")
-    if dtype in (torch.float32, torch.float64):  # whole numbers, exact in these dtypes for any realistic k_len
-        distance = torch.arange(1 - k_len, 1, dtype=dtype)  # (s_k,), -(k_len - 1 - j)
-    else:  # float16 / bfloat16: round each integer once, as alibi_bias does
-        distance = torch.arange(1 - k_len, 1).to(dtype)  # (s_k,)
-    slopes = alibi_slopes(n_heads).to(dtype).view(-1, 1, 1)  # (h, 1, 1)
-    return slopes * distance  # (h, 1, s_k)
+    dtype, device = check_dtype(dtype), check_device(device)
+    check_fits(f"n_heads={n_heads} and k_len={k_len}", (n_heads, 1, k_len), dtype, device)
+    if (out := fast.alibi_bias_compact(n_heads, k_len, dtype, device)) is not None:  # two calls, cached slopes
+        return out
+
+    slopes = alibi_slopes(n_heads, device=device).view(-1, 1, 1)  # (n_h, 1, 1): m_h
+    r = relative_positions(1, k_len, device=device)  # (1, s_k): key j seen from the last query, r = j - (s_k - 1)
+    bias = slopes * r  # (n_h, 1, s_k): -m_h (s_k - 1 - j), float64
+    return bias.clamp(min=torch.finfo(dtype).min).to(dtype)  # rounded once; finite in float16/bfloat16 too
 
 
-# --- Analysis helpers used by the ALiBi chapter ------------------------------------------------
+# --- Analysis helpers ---------------------------------------------------------------------------
 
 
-def alibi_weights_by_distance(n_heads: int, seq_len: int) -> torch.Tensor:
-    """Attention weights the ALiBi bias alone gives, by distance, shape ``(h, s)``, float64.
+def alibi_weights_by_distance(n_heads: int, seq_len: int, *, device=None) -> torch.Tensor:
+    """Attention weights the ALiBi bias alone gives, by distance, shape ``(n_h, s)``, float64.
 
     The query is the last of ``seq_len`` positions and every content score
-    ``q . k`` is equal, so the weights are ``softmax(-m_h * r)`` over the
-    distances ``r = 0 .. s-1`` to the keys; column ``r`` is distance ``r``.
-    Each row sums to 1.
+    ``q · k`` is equal, so the weights are ``softmax(-m_h r)`` over the distances
+    ``r = 0 .. s-1`` to the keys; column ``r`` is distance ``r``. Each row sums to 1.
     """
     n_heads = check_positive_int("n_heads", n_heads)
     seq_len = check_positive_int("seq_len", seq_len)
-    bias = alibi_bias(n_heads, 1, seq_len, dtype=torch.float64)  # (h, 1, s), key j at distance s-1-j
-    weights = torch.softmax(bias[:, 0, :], dim=-1)  # (h, s), indexed by key position
-    return weights.flip(-1)  # (h, s), indexed by distance
+    bias = alibi_bias(n_heads, 1, seq_len, dtype=torch.float64, device=device)  # (n_h, 1, s), key j at distance s-1-j
+    weights = torch.softmax(bias[:, 0, :], dim=-1)  # (n_h, s), indexed by key position
+    return weights.flip(-1)  # (n_h, s), indexed by distance
 
 
-def alibi_attention_span(n_heads: int, seq_len: int, mass: float = 0.9) -> torch.Tensor:
+def alibi_attention_span(n_heads: int, seq_len: int, mass: float = 0.9, *, device=None) -> torch.Tensor:
     """Per head, the smallest distance ``r`` whose keys ``0 .. r`` back hold ``mass`` of the attention.
 
     Uses :func:`alibi_weights_by_distance` (equal content scores, last query of
     ``seq_len``). For a long sequence this is about ``ln(1 / (1 - mass)) / m_h``.
-    Returns an int64 tensor ``(h,)`` with values in ``0 .. seq_len - 1``.
+    Returns an int64 tensor ``(n_h,)`` with values in ``0 .. seq_len - 1``.
     """
-    if isinstance(mass, bool) or not isinstance(mass, (int, float)):
+    if isinstance(mass, bool) or not isinstance(mass, numbers.Real):
         raise TypeError(f"mass must be a number in (0, 1], got {mass!r}")
     if not 0.0 < mass <= 1.0:
         raise ValueError(f"mass must be in (0, 1], got {mass}")
-    cumulative = alibi_weights_by_distance(n_heads, seq_len).cumsum(dim=-1)  # (h, s)
+    cumulative = alibi_weights_by_distance(n_heads, seq_len, device=device).cumsum(dim=-1)  # (n_h, s)
     span = (cumulative < mass - 1e-12).sum(dim=-1)  # number of distances still short of `mass`
-    return span.clamp(max=seq_len - 1)
+    return span.clamp(max=cumulative.shape[-1] - 1)

@@ -8,41 +8,60 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import check_positive_float, check_positive_int, check_tensor
+from ._checks import (
+    check_device,
+    check_fits,
+    check_int,
+    check_nonnegative_float,
+    check_nonnegative_int,
+    check_offset,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
 
 
 class LearnedPositionalEmbedding(nn.Module):
     """One trainable vector per position ``0 .. max_len - 1``, added to the input.
 
     Args:
-        max_len: number of positions the table holds; a longer sequence cannot be served.
         d_model: embedding width ``d``.
+        max_len: number of positions the table holds; a longer sequence cannot be served.
+        init_std: standard deviation of the normal initialisation (GPT-2 uses 0.02; 0 starts at zero).
 
-    Input ``x``: ``(b, s, d)``; output: ``(b, s, d)``, ``x + W[offset : offset + s]``.
-    Unlike a bare ``nn.Embedding`` lookup, which fails with an ``IndexError``
-    from inside the kernel, a sequence past ``max_len`` raises a ``ValueError``
-    that says which position was asked for and how many exist.
+    ``forward(x, offset=0)``: ``x`` is ``(..., s, d)``, e.g. ``(b, s, d)``; returns
+    ``x + W[offset : offset + s]`` with ``x``'s shape and dtype (``offset`` is the
+    position of the first token). Unlike a bare ``nn.Embedding`` lookup, which fails
+    with an ``IndexError`` from inside the kernel, a sequence past ``max_len``
+    raises a ``ValueError`` that says which position was asked for and how many exist.
     """
 
-    def __init__(self, max_len: int, d_model: int, *, init_std: float = 0.02):
+    def __init__(self, d_model: int, max_len: int, *, init_std: float = 0.02):
         super().__init__()
-        self.max_len = check_positive_int("max_len", max_len)
         self.d_model = check_positive_int("d_model", d_model)
-        self.embedding = nn.Embedding(max_len, d_model)
-        nn.init.normal_(self.embedding.weight, std=init_std)
+        self.max_len = check_positive_int("max_len", max_len)
+        self.init_std = check_nonnegative_float("init_std", init_std)
+        check_fits(f"d_model={self.d_model} and max_len={self.max_len}", (self.max_len, self.d_model), torch.float32,
+                   check_device(None))
+        self.embedding = nn.Embedding(self.max_len, self.d_model)
+        nn.init.normal_(self.embedding.weight, std=self.init_std)
 
     @property
     def weight(self) -> torch.Tensor:
         """The position table, ``(max_len, d)``."""
         return self.embedding.weight
 
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_len={self.max_len}"
+
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         x = check_tensor("x", x, min_dim=2)
-        seq_len = x.shape[-2]
+        if not x.is_floating_point():
+            raise TypeError(f"x must be a floating-point tensor of token vectors, got dtype {x.dtype}")
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
-        if offset < 0:
-            raise ValueError(f"offset must be >= 0, got {offset}")
+        seq_len = x.shape[-2]
+        offset = check_offset(offset, seq_len)
         if offset + seq_len > self.max_len:
             raise ValueError(
                 f"position {offset + seq_len - 1} requested, but the learned table only has positions "
@@ -50,7 +69,7 @@ class LearnedPositionalEmbedding(nn.Module):
                 f"past its last row"
             )
         positions = torch.arange(offset, offset + seq_len, device=x.device)  # (s,)
-        return x + self.embedding(positions)  # (b, s, d) + (s, d)
+        return x + self.embedding(positions).to(x.dtype)  # (b, s, d) + (s, d)
 
 
 def cosine_similarity_matrix(table: torch.Tensor | np.ndarray) -> torch.Tensor:
@@ -71,7 +90,7 @@ def cosine_similarity_matrix(table: torch.Tensor | np.ndarray) -> torch.Tensor:
         raise ValueError(f"table must be a 2-D floating-point (s, d) array, got shape {tuple(table.shape)}, dtype {table.dtype}")
     rows = table.detach().float()
     norms = rows.norm(dim=-1, keepdim=True)  # (s, 1)
-    if torch.any(norms == 0):
+    if rows.device.type != "meta" and bool(torch.any(norms == 0)):
         raise ValueError("table has an all-zero row; its cosine similarity is undefined")
     unit = rows / norms  # (s, d)
     return unit @ unit.T  # (s, s)
@@ -90,9 +109,13 @@ def similarity_by_offset(similarity: torch.Tensor, max_offset: int | None = None
     similarity = check_tensor("similarity", similarity, min_dim=2)
     if similarity.dim() != 2 or similarity.shape[0] != similarity.shape[1]:
         raise ValueError(f"similarity must be a square (s, s) matrix, got shape {tuple(similarity.shape)}")
+    if not similarity.is_floating_point():
+        raise TypeError(f"similarity must be a floating-point matrix, got dtype {similarity.dtype}")
     size = similarity.shape[0]
-    max_offset = size - 1 if max_offset is None else max_offset
-    if isinstance(max_offset, bool) or not isinstance(max_offset, int) or not 0 <= max_offset < size:
+    if size == 0:
+        raise ValueError("similarity must have at least one row, got shape (0, 0)")
+    max_offset = size - 1 if max_offset is None else check_nonnegative_int("max_offset", max_offset)
+    if max_offset >= size:
         raise ValueError(f"max_offset must be an integer in 0..{size - 1}, got {max_offset!r}")
     return torch.stack([torch.diagonal(similarity.float(), offset=k).mean() for k in range(max_offset + 1)])
 
@@ -119,21 +142,24 @@ class PositionProbe:
     accuracy: float
 
 
-def position_targets(train_len: int, n_classes: int, *, target_width: float = 0.0) -> torch.Tensor:
+def position_targets(
+    train_len: int, n_classes: int, *, target_width: float = 0.0, device: torch.device | str | None = None
+) -> torch.Tensor:
     """Target distribution over ``n_classes`` positions for each true position ``0 .. train_len - 1``.
 
     ``target_width = 0`` gives one-hot targets (only the exact position is right);
     ``target_width = sigma > 0`` gives a Gaussian of width ``sigma`` around the true
     position, so naming a neighbour is almost right. Shape ``(train_len, n_classes)``,
-    rows sum to 1.
+    rows sum to 1, float32, built on ``device``.
     """
     train_len = check_positive_int("train_len", train_len)
     n_classes = check_positive_int("n_classes", n_classes)
-    if isinstance(target_width, bool) or not isinstance(target_width, (int, float)) or not 0 <= target_width < float("inf"):
-        raise ValueError(f"target_width must be a finite number >= 0, got {target_width!r}")
-    true = torch.arange(train_len, dtype=torch.float32).unsqueeze(1)  # (train_len, 1)
-    classes = torch.arange(n_classes, dtype=torch.float32).unsqueeze(0)  # (1, n_classes)
-    if target_width == 0:
+    target_width = check_nonnegative_float("target_width", target_width)
+    if n_classes < train_len:
+        raise ValueError(f"n_classes must be >= train_len (every true position needs a class), got {n_classes} < {train_len}")
+    true = torch.arange(train_len, dtype=torch.float32, device=device).unsqueeze(1)  # (train_len, 1)
+    classes = torch.arange(n_classes, dtype=torch.float32, device=device).unsqueeze(0)  # (1, n_classes)
+    if 2 * target_width**2 < torch.finfo(torch.float32).tiny:  # 0, or so narrow that the Gaussian is one-hot
         return (classes == true).float()
     return torch.softmax(-((classes - true) ** 2) / (2 * target_width**2), dim=-1)  # (train_len, n_classes)
 
@@ -176,10 +202,9 @@ def train_position_probe(
     lr = check_positive_float("lr", lr)
     if train_len > max_len:
         raise ValueError(f"train_len must be <= max_len={max_len}, got {train_len}")
-    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not 0 <= weight_decay < float("inf"):
-        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    weight_decay = check_nonnegative_float("weight_decay", weight_decay)
+    target_width = check_nonnegative_float("target_width", target_width)
+    seed = check_int("seed", seed)
     targets = position_targets(train_len, max_len, target_width=target_width)  # (train_len, max_len)
     target_entropy = -(targets * targets.clamp_min(1e-12).log()).sum(-1).mean()  # the lowest reachable cross-entropy
 
@@ -188,7 +213,7 @@ def train_position_probe(
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            positions = LearnedPositionalEmbedding(max_len, d_model)
+            positions = LearnedPositionalEmbedding(d_model, max_len)
             token_embedding = nn.Embedding(vocab_size, d_model)
             readout = nn.Linear(d_model, max_len)
         initial_table = positions.weight.detach().clone()

@@ -1,13 +1,13 @@
 """Relative position biases: T5's log-spaced buckets and Shaw et al.'s clipped distances.
 
-Notation: ``h`` heads, ``s_q`` queries, ``s_k`` keys. The *relative position*
-of key ``j`` seen from query ``i`` is ``j - i`` (the key's position minus the
+Notation: ``n_h`` heads, ``s_q`` queries, ``s_k`` keys. The *relative position*
+of key ``j`` seen from query ``i`` is ``r = j - i`` (the key's position minus the
 query's), so keys in the past have negative relative positions. As in
 :func:`posenc_lib.alibi_bias`, queries are aligned to the *end* of the keys:
 query ``i`` sits at position ``s_k - s_q + i``.
 
 - Shaw, Uszkoreit and Vaswani (2018) learn one vector per relative position,
-  clipped to ``[-k, k]`` (:func:`shaw_relative_index`).
+  clipped to ``[-c, c]`` (:func:`shaw_relative_index`).
 - T5 (Raffel et al., 2020) learns one *scalar* per head and per bucket of
   relative positions and adds it to the attention logits. Small distances get
   a bucket each; larger ones share buckets whose width grows logarithmically up
@@ -22,25 +22,26 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_bool, check_device, check_fits, check_positive_int, check_tensor
 
 
-def relative_positions(q_len: int, k_len: int | None = None) -> torch.Tensor:
-    """Key position minus query position, shape ``(s_q, s_k)``, int64.
+def relative_positions(q_len: int, k_len: int | None = None, *, device=None) -> torch.Tensor:
+    """Key position minus query position, ``r = j - i``, shape ``(s_q, s_k)``, int64.
 
     Queries are the last ``q_len`` of the ``k_len`` positions (``k_len``
-    defaults to ``q_len``), so entry ``[i, j]`` is ``j - (k_len - q_len + i)``.
+    defaults to ``q_len``), so entry ``[i, j]`` is ``j - (s_k - s_q + i)``.
     """
     q_len = check_positive_int("q_len", q_len)
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len)
-    query_pos = torch.arange(k_len - q_len, k_len).unsqueeze(1)  # (s_q, 1)
-    key_pos = torch.arange(k_len).unsqueeze(0)  # (1, s_k)
-    return key_pos - query_pos  # (s_q, s_k)
+    device = check_device(device)
+    check_fits(f"q_len={q_len} and k_len={k_len}", (q_len, k_len), torch.int64, device)
+    query = torch.arange(k_len - q_len, k_len, device=device)  # (s_q,): i, the last s_q positions
+    key = torch.arange(k_len, device=device)  # (s_k,): j
+    return key[None, :] - query[:, None]  # (s_q, s_k)
 
 
 def _check_bucket_arguments(bidirectional: object, num_buckets: object, max_distance: object) -> tuple[int, int]:
-    if not isinstance(bidirectional, bool):
-        raise TypeError(f"bidirectional must be a bool, got {bidirectional!r}")
+    check_bool("bidirectional", bidirectional)
     num_buckets = check_positive_int("num_buckets", num_buckets)
     max_distance = check_positive_int("max_distance", max_distance)
     per_direction = num_buckets // 2 if bidirectional else num_buckets
@@ -107,53 +108,62 @@ def t5_relative_position_bucket(
     return bucket + torch.where(distance < max_exact, distance, log_bucket)
 
 
-def shaw_relative_index(q_len: int, k_len: int | None = None, *, max_relative_position: int) -> torch.Tensor:
+def shaw_relative_index(
+    q_len: int, k_len: int | None = None, *, max_relative_position: int, device=None
+) -> torch.Tensor:
     """Index of Shaw et al.'s relative embedding for each query/key pair, shape ``(s_q, s_k)``, int64.
 
-    The relative position ``j - i`` is clipped to ``[-k, k]`` with
-    ``k = max_relative_position`` and shifted by ``k``, so the result indexes a
-    table of ``2k + 1`` learned vectors.
+    The relative position ``r = j - i`` is clipped to ``[-c, c]`` with
+    ``c = max_relative_position`` and shifted by ``c``, so the result indexes a
+    table of ``2c + 1`` learned vectors.
     """
-    k = check_positive_int("max_relative_position", max_relative_position)
-    return relative_positions(q_len, k_len).clamp(-k, k) + k
+    clip = check_positive_int("max_relative_position", max_relative_position)
+    return relative_positions(q_len, k_len, device=device).clamp(-clip, clip) + clip
 
 
 class T5RelativeBias(nn.Module):
     """A learned scalar bias per head and per relative-position bucket, added to attention logits.
 
     Args:
-        n_heads: number of heads ``h``.
+        n_heads: number of heads ``n_h``.
         num_buckets: number of buckets (32 in T5).
         max_distance: where the last bucket starts (128 in T5).
         bidirectional: ``True`` for an encoder, ``False`` for a causal decoder.
+        device: where to build the table.
 
-    The table is ``self.table``, an ``nn.Embedding(num_buckets, h)`` (T5 keeps one
+    The table is ``self.table``, an ``nn.Embedding(num_buckets, n_h)`` (T5 keeps one
     such table per stack and shares it across the stack's layers).
 
-    ``forward(q_len, k_len=None)`` returns the bias ``(h, s_q, s_k)``, ready for
+    ``forward(q_len, k_len=None)`` returns the bias ``(n_h, s_q, s_k)``, ready for
     :func:`posenc_lib.attention`'s ``bias=`` argument (broadcasts over ``b``).
     """
 
-    def __init__(self, n_heads: int, num_buckets: int = 32, max_distance: int = 128, *, bidirectional: bool = True):
+    def __init__(
+        self, n_heads: int, num_buckets: int = 32, max_distance: int = 128, *, bidirectional: bool = True, device=None
+    ):
         super().__init__()
         self.n_heads = check_positive_int("n_heads", n_heads)
         self.num_buckets, self.max_distance = _check_bucket_arguments(bidirectional, num_buckets, max_distance)
         self.bidirectional = bidirectional
-        self.table = nn.Embedding(self.num_buckets, self.n_heads)
+        self.table = nn.Embedding(self.num_buckets, self.n_heads, device=check_device(device))
         nn.init.zeros_(self.table.weight)  # start with no preference; training shapes it
 
     def buckets(self, q_len: int, k_len: int | None = None) -> torch.Tensor:
         """Bucket index of every query/key pair, ``(s_q, s_k)``, int64."""
         return t5_relative_position_bucket(
-            relative_positions(q_len, k_len),
+            relative_positions(q_len, k_len, device=self.table.weight.device),
             bidirectional=self.bidirectional,
             num_buckets=self.num_buckets,
             max_distance=self.max_distance,
         )
 
     def forward(self, q_len: int, k_len: int | None = None) -> torch.Tensor:
-        buckets = self.buckets(q_len, k_len).to(self.table.weight.device)  # (s_q, s_k)
-        return self.table(buckets).permute(2, 0, 1)  # (s_q, s_k, h) -> (h, s_q, s_k)
+        q_len = check_positive_int("q_len", q_len)
+        k_len = q_len if k_len is None else check_positive_int("k_len", k_len)
+        weight = self.table.weight
+        check_fits(f"q_len={q_len} and k_len={k_len}", (self.n_heads, q_len, k_len), weight.dtype, weight.device)
+        buckets = self.buckets(q_len, k_len)  # (s_q, s_k), on the table's device
+        return self.table(buckets).permute(2, 0, 1)  # (s_q, s_k, n_h) -> (n_h, s_q, s_k)
 
     def extra_repr(self) -> str:
         return (

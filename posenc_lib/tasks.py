@@ -22,11 +22,12 @@ import math
 
 import torch
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_bool, check_device, check_int, check_integer_tensor, check_positive_int, check_probability
 
 TOKEN_A = 0
 TOKEN_B = 1
 IGNORE_INDEX = -100  # targets with this value are not scored (PyTorch's cross_entropy default)
+Device = torch.device | str | None
 
 
 def _check_generator(generator: object) -> torch.Generator:
@@ -50,9 +51,7 @@ def a_before_b(tokens: torch.Tensor) -> torch.Tensor:
 
     Every row must hold exactly one ``TOKEN_A`` and one ``TOKEN_B``.
     """
-    tokens = check_tensor("tokens", tokens, min_dim=2)
-    if tokens.dim() != 2:
-        raise ValueError(f"tokens must have shape (b, s), got {tuple(tokens.shape)}")
+    tokens = check_integer_tensor("tokens", tokens, dim=2, shape_text="(b, s)")
     is_a, is_b = tokens == TOKEN_A, tokens == TOKEN_B  # (b, s) each
     if not (torch.all(is_a.sum(1) == 1) and torch.all(is_b.sum(1) == 1)):
         raise ValueError("every row of tokens must contain exactly one A (id 0) and one B (id 1)")
@@ -71,24 +70,27 @@ def _random_order_rows(n: int, seq_len: int, vocab_size: int, generator: torch.G
 
 
 def order_batch(
-    batch_size: int, seq_len: int, vocab_size: int, *, generator: torch.Generator
+    batch_size: int, seq_len: int, vocab_size: int, *, generator: torch.Generator, device: Device = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A training batch of the A-before-B task: tokens ``(b, s)`` and labels ``(b,)``, both int64.
 
     The second half of the batch is the first half with ``A`` and ``B`` swapped,
     so every batch is exactly balanced and every multiset of tokens appears
-    once with each label.
+    once with each label. Drawn on the CPU (``generator`` is a CPU generator), returned on ``device``.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     if batch_size % 2:
         raise ValueError(f"batch_size must be even (rows come in A/B-swapped pairs), got {batch_size}")
     seq_len, vocab_size = _check_order_shapes(seq_len, vocab_size)
+    device = check_device(device)
     tokens, swapped = _random_order_rows(batch_size // 2, seq_len, vocab_size, _check_generator(generator))
     tokens = torch.cat((tokens, swapped))  # (b, s)
-    return tokens, a_before_b(tokens)
+    return tokens.to(device), a_before_b(tokens).to(device)
 
 
-def order_eval_set(n_groups: int, seq_len: int, vocab_size: int, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def order_eval_set(
+    n_groups: int, seq_len: int, vocab_size: int, *, seed: int, device: Device = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A fixed evaluation set of ``4 * n_groups`` sequences: tokens ``(4n, s)``, labels ``(4n,)``.
 
     Each group of four consecutive rows is ``x``, ``x`` with A and B swapped,
@@ -96,19 +98,27 @@ def order_eval_set(n_groups: int, seq_len: int, vocab_size: int, *, seed: int) -
     the same multiset of tokens and two have each label; the two pairs related
     by reversal also have opposite labels. So a model that gives the same output
     to every reordering of a multiset, or to a sequence and its reversal, is
-    right on exactly two of every four rows: exactly 50% accuracy.
+    right on exactly two of every four rows: exactly 50% accuracy. Returned on ``device``.
     """
     n_groups = check_positive_int("n_groups", n_groups)
     seq_len, vocab_size = _check_order_shapes(seq_len, vocab_size)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_int("seed", seed))
+    device = check_device(device)
     tokens, swapped = _random_order_rows(n_groups, seq_len, vocab_size, generator)
     group = torch.stack((tokens, swapped, tokens.flip(1), swapped.flip(1)), dim=1)  # (n, 4, s)
     tokens = group.reshape(4 * n_groups, seq_len)  # (4n, s)
-    return tokens, a_before_b(tokens)
+    return tokens.to(device), a_before_b(tokens).to(device)
 
 
 def lag_copy_batch(
-    batch_size: int, seq_len: int, vocab_size: int, lag: int, *, generator: torch.Generator, bos: bool = True
+    batch_size: int,
+    seq_len: int,
+    vocab_size: int,
+    lag: int,
+    *,
+    generator: torch.Generator,
+    bos: bool = True,
+    device: Device = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Random tokens ``(b, s)`` and targets ``(b, s)`` with ``targets[:, i] = tokens[:, i - lag]``.
 
@@ -116,12 +126,14 @@ def lag_copy_batch(
     ``1 / vocab_size``. With ``bos=True`` position 0 holds the beginning-of-sequence
     token ``vocab_size`` (the model then needs ``vocab_size + 1`` token ids); a
     causal model without positions can count from it (:func:`markov_batch` explains).
-    Positions with nothing to copy get ``IGNORE_INDEX``.
+    Positions with nothing to copy get ``IGNORE_INDEX``. Returned on ``device``.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
     vocab_size = check_positive_int("vocab_size", vocab_size)
     lag = check_positive_int("lag", lag)
+    bos = check_bool("bos", bos)
+    device = check_device(device)
     first = 1 if bos else 0  # first content position
     if first + lag >= seq_len:
         raise ValueError(f"lag must be smaller than the number of content tokens, got lag={lag}, seq_len={seq_len}, bos={bos}")
@@ -130,13 +142,14 @@ def lag_copy_batch(
         tokens[:, 0] = vocab_size
     targets = torch.full_like(tokens, IGNORE_INDEX)
     targets[:, first + lag :] = tokens[:, first:-lag]  # (b, s - first - lag)
-    return tokens, targets
+    return tokens.to(device), targets.to(device)
 
 
-def markov_rule(vocab_size: int, *, seed: int) -> torch.Tensor:
+def markov_rule(vocab_size: int, *, seed: int, device: Device = None) -> torch.Tensor:
     """The tiny language's rule: a table ``(vocab, vocab)`` of int64, ``rule[a, b]`` follows ``a, b``."""
     vocab_size = check_positive_int("vocab_size", vocab_size)
-    return torch.randint(0, vocab_size, (vocab_size, vocab_size), generator=torch.Generator().manual_seed(seed))
+    generator = torch.Generator().manual_seed(check_int("seed", seed))
+    return torch.randint(0, vocab_size, (vocab_size, vocab_size), generator=generator).to(check_device(device))
 
 
 def markov_batch(
@@ -155,16 +168,23 @@ def markov_batch(
     Kazemnejad et al. (2023): with a causal mask, uniform attention gives the
     BOS token weight ``1 / (i + 1)`` at position ``i``, from which a model
     without positional encoding can recover ``i``.
+
+    The sequences are drawn on the CPU and returned on ``rule``'s device.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
-    rule = check_tensor("rule", rule, min_dim=2)
-    if rule.dim() != 2 or rule.shape[0] != rule.shape[1] or rule.is_floating_point():
-        raise ValueError(f"rule must be a square integer table (vocab, vocab), got {tuple(rule.shape)} {rule.dtype}")
-    if not isinstance(p_rule, (int, float)) or isinstance(p_rule, bool) or not 0.0 <= p_rule <= 1.0:
-        raise ValueError(f"p_rule must be a probability in [0, 1], got {p_rule!r}")
-    generator = _check_generator(generator)
+    rule = check_integer_tensor("rule", rule, dim=2, shape_text="(vocab, vocab)")
+    if rule.shape[0] != rule.shape[1] or rule.shape[0] == 0:
+        raise ValueError(f"rule must be a square integer table (vocab, vocab), got shape {tuple(rule.shape)}")
+    if rule.device.type == "meta":
+        raise ValueError("rule must hold values (the tokens are looked up in it), got a tensor on the meta device")
+    device, rule = rule.device, rule.cpu()
     vocab_size = rule.shape[0]
+    if int(rule.min()) < 0 or int(rule.max()) >= vocab_size:
+        raise ValueError(f"rule must hold token ids in 0..{vocab_size - 1}, got values in {int(rule.min())}..{int(rule.max())}")
+    p_rule = check_probability("p_rule", p_rule)
+    bos = check_bool("bos", bos)
+    generator = _check_generator(generator)
     n = seq_len if bos else seq_len + 1  # content tokens: inputs and the last target
     c = torch.empty(batch_size, n, dtype=torch.long)
     c[:, :2] = torch.randint(0, vocab_size, (batch_size, min(2, n)), generator=generator)
@@ -179,7 +199,7 @@ def markov_batch(
     else:
         tokens, targets = c[:, :-1], c[:, 1:].clone()  # (b, s) each; target at position i is c[i + 1]
         targets[:, 0] = IGNORE_INDEX
-    return tokens, targets
+    return tokens.to(device), targets.to(device)
 
 
 def markov_optimum(vocab_size: int, p_rule: float) -> tuple[float, float]:
@@ -189,6 +209,7 @@ def markov_optimum(vocab_size: int, p_rule: float) -> tuple[float, float]:
     ``q = p_rule + (1 - p_rule) / V`` and each other token with ``(1 - p_rule) / V``.
     """
     vocab_size = check_positive_int("vocab_size", vocab_size)
+    p_rule = check_probability("p_rule", p_rule)
     q, r = p_rule + (1 - p_rule) / vocab_size, (1 - p_rule) / vocab_size
     entropy = -q * math.log(q) - ((vocab_size - 1) * r * math.log(r) if r > 0 else 0.0)
     return q, entropy

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_float, check_positive_int, check_tensor
+from ._checks import check_bool, check_int, check_nonnegative_int, check_positive_float, check_positive_int, check_tensor
 from .tasks import IGNORE_INDEX
 
 BatchFn = Callable[[torch.Generator], "tuple[torch.Tensor, torch.Tensor]"]
@@ -24,6 +24,12 @@ BatchFn = Callable[[torch.Generator], "tuple[torch.Tensor, torch.Tensor]"]
 def _check_logits_targets(logits: torch.Tensor, targets: torch.Tensor) -> None:
     check_tensor("logits", logits, min_dim=2)
     check_tensor("targets", targets)
+    if not logits.is_floating_point():
+        raise TypeError(f"logits must be a floating-point tensor, got dtype {logits.dtype}")
+    if targets.is_floating_point() or targets.is_complex() or targets.dtype == torch.bool:
+        raise TypeError(f"targets must be an integer tensor of class ids, got dtype {targets.dtype}")
+    if logits.device != targets.device:
+        raise ValueError(f"logits and targets must be on one device, got {logits.device} and {targets.device}")
     if logits.shape[:-1] != targets.shape:
         raise ValueError(
             f"logits (..., c) and targets (...) must agree on the leading dimensions, "
@@ -50,7 +56,16 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
 
 
 def learning_rate(step: int, steps: int, peak: float, warmup: int) -> float:
-    """Linear warm-up to ``peak`` over ``warmup`` steps, then cosine decay to ``peak / 10`` at the last step."""
+    """Linear warm-up to ``peak`` over ``warmup`` steps, then cosine decay to ``peak / 10`` at the last step.
+
+    ``step`` counts from 0 to ``steps - 1``.
+    """
+    steps = check_positive_int("steps", steps)
+    step = check_nonnegative_int("step", step)
+    if step >= steps:
+        raise ValueError(f"step must be in 0..{steps - 1} (steps={steps}), got {step}")
+    peak = check_positive_float("peak", peak)
+    warmup = check_positive_int("warmup", warmup)
     if step < warmup:
         return peak * (step + 1) / warmup
     progress = (step - warmup) / max(1, steps - 1 - warmup)
@@ -76,6 +91,7 @@ def train(
         model: maps a token batch to logits (see module docstring).
         next_batch: ``next_batch(generator) -> (tokens, targets)``; it must draw all
             its randomness from ``generator``, which ``train`` seeds with ``seed``.
+            The batch is moved to the device of the model's parameters.
         steps: number of optimizer steps.
         seed: seeds the batches. (Initial weights are the caller's business, e.g.
             :func:`posenc_lib.model.build_model`.)
@@ -94,14 +110,18 @@ def train(
     if not callable(next_batch):
         raise TypeError(f"next_batch must be callable as next_batch(generator), got {type(next_batch).__name__}")
     steps = check_positive_int("steps", steps)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+    seed = check_int("seed", seed)
+    progress = check_bool("progress", progress)
     lr = check_positive_float("lr", lr)
     grad_clip = check_positive_float("grad_clip", grad_clip)
     warmup = max(1, steps // 20) if warmup is None else check_positive_int("warmup", warmup)
 
+    parameters = list(model.parameters())
+    if not parameters:
+        raise ValueError("model has no parameters to train")
+    device = parameters[0].device
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+    optimizer = torch.optim.AdamW(parameters, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
     history: list[dict[str, float]] = []
     model.train()
     step_range, bar = range(steps), None
@@ -112,7 +132,10 @@ def train(
     for step in step_range:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, steps, lr, warmup)
-        tokens, targets = next_batch(generator)
+        batch = next_batch(generator)
+        if not (isinstance(batch, tuple) and len(batch) == 2 and all(isinstance(t, torch.Tensor) for t in batch)):
+            raise TypeError(f"next_batch(generator) must return a tuple (tokens, targets) of two tensors, got {type(batch).__name__}")
+        tokens, targets = batch[0].to(device), batch[1].to(device)
         logits = model(tokens)
         loss = loss_fn(logits, targets)
         optimizer.zero_grad(set_to_none=True)
@@ -136,9 +159,19 @@ def train(
 
 @torch.no_grad()
 def predict(model: nn.Module, tokens: torch.Tensor, *, batch_size: int = 256, **kwargs) -> torch.Tensor:
-    """Logits for ``tokens`` ``(n, s)`` in eval mode and in chunks of ``batch_size`` rows; extra kwargs go to ``model``."""
+    """Logits for ``tokens`` ``(n, s)`` in eval mode and in chunks of ``batch_size`` rows; extra kwargs go to ``model``.
+
+    The tokens are moved to the device of the model's parameters, and so are the logits returned.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     tokens = check_tensor("tokens", tokens, min_dim=2)
     batch_size = check_positive_int("batch_size", batch_size)
+    if tokens.shape[0] == 0:
+        raise ValueError(f"tokens must hold at least one row, got shape {tuple(tokens.shape)}")
+    parameter = next(model.parameters(), None)
+    if parameter is not None:
+        tokens = tokens.to(parameter.device)
     model.eval()
     return torch.cat([model(chunk, **kwargs) for chunk in tokens.split(batch_size)])
 

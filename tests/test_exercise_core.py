@@ -18,7 +18,7 @@ def double(x):
 def test_a_right_answer_passes_and_is_truthy(capsys):
     result = check_function("Double", double, CASES, hint="multiply by two")
     assert result and result.passed
-    assert "✅ Double: correct on all 2 test inputs." in capsys.readouterr().out
+    assert "PASS Double: correct on all 2 test inputs." in capsys.readouterr().out
 
 
 def test_the_stub_is_reported_as_not_implemented(capsys):
@@ -81,7 +81,7 @@ def test_a_cell_ending_in_a_checker_call_shows_only_the_printed_verdict():
 
     from posenc_lib.exercises import CheckResult
 
-    data, metadata = DisplayFormatter().format(CheckResult("demo", True, "✅ demo"))
+    data, metadata = DisplayFormatter().format(CheckResult("demo", True, "PASS demo"))
     assert data == {} and metadata == {}
 
 

@@ -39,6 +39,7 @@ def lookup_via_the_library(table, positions):
 
 
 LIBRARY_CALLS["check_position_lookup"] = lookup_via_the_library
+LIBRARY_CALLS["check_interleaved_to_half"] = lambda x: x[..., pe.interleaved_to_half_permutation(x.shape[-1])]
 
 
 @pytest.mark.parametrize("checker", sorted(LIBRARY_CALLS))
@@ -79,3 +80,48 @@ def test_a_subclass_of_valueerror_passes_the_lookup():
         return table[positions]
 
     assert ex.check_position_lookup(lookup)
+
+
+# --- chapter 9: off-by-ones at the exact boundary fail, an exact fraction passes --------------------------------
+
+
+def test_the_last_position_off_by_one_fails():
+    assert not ex.check_fraction_unseen(lambda n, d, base=10000.0: float((n * pe.rope_frequencies(d, base) < 2 * math.pi).double().mean()))
+
+
+def test_wavelength_longer_than_the_training_length_fails():
+    assert not ex.check_fraction_unseen(
+        lambda n, d, base=10000.0: float(((2 * math.pi / pe.rope_frequencies(d, base)) > n).double().mean()))
+
+
+def test_an_exact_fraction_passes():
+    from fractions import Fraction
+
+    def exact(n, d, base=10000.0):
+        return Fraction(int(((n - 1) * pe.rope_frequencies(d, base) < 2 * math.pi).sum()), d // 2)
+
+    assert ex.check_fraction_unseen(exact)
+
+
+# --- chapter 1: a permutation that moves only two tokens fails; a constant False is not "invariance" ----------
+
+
+def test_swapping_only_the_first_two_tokens_fails():
+    def swap_two(layer, x):
+        perm = torch.arange(x.shape[0])
+        perm[:2] = torch.tensor([1, 0])
+        return bool(torch.allclose(layer(x[perm]), layer(x)[perm], atol=1e-5))
+
+    assert not ex.check_is_equivariant(swap_two)
+
+
+def test_a_constant_false_is_not_told_it_tested_invariance():
+    result = ex.check_is_equivariant(lambda layer, x: False)
+    assert not result and "invariance" not in result.message
+
+
+# --- chapter 10: a right answer as a NumPy array passes --------------------------------------------------------
+
+
+def test_a_numpy_answer_passes_the_layout_checker():
+    assert ex.check_interleaved_to_half(lambda x: torch.cat((x[..., 0::2], x[..., 1::2]), dim=-1).numpy())

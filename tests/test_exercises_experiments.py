@@ -65,7 +65,7 @@ def one_slope_for_all_heads(slopes_past, slopes_future, seq_len):
 def test_passes_on_right_answers(capsys):
     assert check_directional_alibi(solution)
     assert check_directional_alibi(solution_numpy_loops)
-    assert "✅" in capsys.readouterr().out
+    assert "PASS" in capsys.readouterr().out
 
 
 def test_equal_slopes_give_the_libraries_symmetric_bias():

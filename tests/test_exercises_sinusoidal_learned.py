@@ -254,7 +254,7 @@ def test_lookup_checker_passes_solutions():
 
 def test_lookup_checker_fails_an_answer_that_uses_the_library_module(capsys):
     def via_module(table, positions):  # the library's module raises a ValueError naming position and max_len
-        module = pe.LearnedPositionalEmbedding(table.shape[0], table.shape[1])
+        module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
         with torch.no_grad():
             module.embedding.weight.copy_(table)
         if positions.min() < 0:

@@ -91,7 +91,7 @@ def test_order_aware_encoders_learn_the_task(results):
 
 def test_learned_positions_fail_past_the_table_with_posenc_libs_error(results):
     train_len = results["settings"]["decoder"]["train_len"]
-    module = pe.LearnedPositionalEmbedding(train_len, 4)
+    module = pe.LearnedPositionalEmbedding(4, train_len)
     for run in results["runs"]:
         if run["experiment"] != "order" and run["scheme"] == "learned":
             assert "error" not in run["by_length"]["1"]

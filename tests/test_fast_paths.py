@@ -1,233 +1,278 @@
-"""The fast paths behind bench/bench.py compute what the direct formulas compute.
+"""posenc_lib.fast computes what the formulas compute.
 
-sinusoidal_encoding builds its table from a block of rows and one complex product
-per row (the shift identity PE(p + B) = M_B PE(p)); RotaryEmbedding has a complex
-multiplication path (interleaved), a few-calls path for small inputs (half) and
-rotate_qk; alibi_bias masks a small table instead of the big one, and
-alibi_bias_compact is MPT's one-row-per-head form. No timing is asserted here.
+Every public function is written as its formula and hands its work to posenc_lib.fast
+when a faster path exists. Here each fast path is compared with the formula, run inside
+``posenc_lib.fast.disabled()``, on random shapes, offsets, layouts, dtypes and strides
+(hypothesis), plus a few exactness checks against mpmath. No timing is asserted here.
 """
 
-import math
+from __future__ import annotations
 
 import mpmath
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import posenc_lib as pe
+from posenc_lib import fast
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+# one unit in the last place near 1, per dtype: the scale of a table or rotation rounding
+EPS = {dtype: torch.finfo(dtype).eps for dtype in FLOATS}
 
 
-def direct_table(seq_len: int, d_model: int, *, layout: str = "interleaved", base: float = 10000.0) -> np.ndarray:
-    """The direct formula in float64: one sin or cos of the rounded angle p * w per entry."""
-    omega = pe.sinusoidal_frequencies(d_model, base=base)  # (m,)
-    angles = np.multiply.outer(np.arange(seq_len, dtype=np.float64), omega)  # (s, m)
-    sines, cosines = np.sin(angles), np.cos(angles[:, : d_model // 2])
-    if layout == "concatenated":
-        return np.concatenate([sines, cosines], axis=1)
-    table = np.empty((seq_len, d_model))
-    table[:, 0::2], table[:, 1::2] = sines, cosines
-    return table
+def reference(call):
+    """Run ``call()`` with every fast path off: the formula as written in the public function."""
+    with fast.disabled():
+        return call()
 
 
-def exact_entries(positions: np.ndarray, columns: np.ndarray, d_model: int) -> np.ndarray:
-    """Entries of the interleaved table to 30 significant digits (mpmath), for the float64 frequencies."""
-    omega = pe.sinusoidal_frequencies(d_model)
-    mpmath.mp.dps = 30
-    values = []
-    for p, c in zip(positions.tolist(), columns.tolist()):
-        angle = mpmath.mpf(p) * mpmath.mpf(float(omega[c // 2]))  # exact product of two binary numbers
-        values.append(float(mpmath.sin(angle) if c % 2 == 0 else mpmath.cos(angle)))
-    return np.array(values)
+def test_disabled_turns_the_fast_paths_off_and_restores_them():
+    assert fast.enabled()
+    with fast.disabled():
+        assert not fast.enabled()
+        assert fast.rotate_pairs(torch.zeros(2, 4), torch.ones(2, 2), torch.zeros(2, 2), "half") is None
+    assert fast.enabled()
+    with pytest.raises(RuntimeError), fast.disabled():
+        raise RuntimeError("boom")
+    assert fast.enabled()
 
 
 # ---------------------------------------------------------------------------------------------- sinusoidal
 
 
-def test_float64_table_within_1e12_of_the_direct_formula_at_8192_by_1024():
-    table = pe.sinusoidal_encoding(8192, 1024)
-    assert table.dtype == np.float64 and table.shape == (8192, 1024)
-    assert np.abs(table - direct_table(8192, 1024)).max() <= 1e-12
+@SETTINGS
+@given(
+    seq_len=st.integers(1, 300),
+    d_model=st.integers(1, 70),
+    offset=st.one_of(st.just(0), st.integers(0, 10**6), st.integers(0, 2**35)),
+    layout=st.sampled_from(["interleaved", "concatenated"]),
+    dtype=st.sampled_from(FLOATS),
+    base=st.sampled_from([10000.0, 500.0, 1e6]),
+)
+def test_sinusoidal_table_equals_the_formula(seq_len, d_model, offset, layout, dtype, base):
+    kwargs = dict(offset=offset, base=base, layout=layout, dtype=dtype)
+    ours = pe.sinusoidal_encoding(seq_len, d_model, **kwargs)
+    formula = reference(lambda: pe.sinusoidal_encoding(seq_len, d_model, **kwargs))
+    assert ours.shape == formula.shape == (seq_len, d_model) and ours.dtype == formula.dtype == dtype
+    # the formula rounds the angle p * theta (half an ulp of p, about (offset + s) * 1.1e-16); the fast
+    # table does not, and is otherwise a couple of ulps of the dtype away
+    angle_rounding = (offset + seq_len) * 2.3e-16
+    tolerance = 4 * EPS[dtype] + (angle_rounding if dtype == torch.float64 else 0.0)
+    assert (ours.double() - formula.double()).abs().max().item() <= tolerance
 
 
-@pytest.mark.parametrize("seq_len", [1, 2, 3, 15, 16, 17, 99, 257, 1000])
-@pytest.mark.parametrize("d_model", [1, 2, 3, 7, 8, 64])
-@pytest.mark.parametrize("layout", ["interleaved", "concatenated"])
-def test_every_size_and_layout_matches_the_direct_formula(seq_len, d_model, layout):
-    expected = direct_table(seq_len, d_model, layout=layout)
-    np.testing.assert_allclose(pe.sinusoidal_encoding(seq_len, d_model, layout=layout), expected, rtol=0, atol=1e-13)
-    table32 = pe.sinusoidal_encoding(seq_len, d_model, layout=layout, dtype=np.float32)
-    assert table32.dtype == np.float32
-    np.testing.assert_allclose(table32, expected, rtol=0, atol=3e-7)
+def direct_float64(seq_len: int, d_model: int, offset: int = 0) -> torch.Tensor:
+    with fast.disabled():
+        return pe.sinusoidal_encoding(seq_len, d_model, offset=offset, dtype=torch.float64)
 
 
-def test_long_table_is_accurate_to_a_few_ulp_where_the_direct_formula_is_not():
-    # 300 000 positions: the direct formula rounds angles near 3e5 by up to ulp(3e5) / 2 = 2.9e-11 rad
+def exact_entries(positions: np.ndarray, columns: np.ndarray, d_model: int) -> np.ndarray:
+    """Entries of the interleaved table to 30 significant digits (mpmath), for the float64 frequencies."""
+    theta = pe.sinusoidal_frequencies(d_model).tolist()
+    mpmath.mp.dps = 30
+    values = []
+    for p, c in zip(positions.tolist(), columns.tolist()):
+        angle = mpmath.mpf(p) * mpmath.mpf(theta[c // 2])  # exact product of two binary numbers
+        values.append(float(mpmath.sin(angle) if c % 2 == 0 else mpmath.cos(angle)))
+    return np.array(values)
+
+
+def test_float64_table_within_1e12_of_the_formula_at_8192_by_1024():
+    table = pe.sinusoidal_encoding(8192, 1024, dtype=torch.float64)
+    assert (table - direct_float64(8192, 1024)).abs().max() <= 1e-12
+
+
+def test_far_table_is_accurate_to_a_few_ulp_where_the_formula_is_not():
+    # 300 000 positions: the formula rounds angles near 3e5 by up to ulp(3e5) / 2 = 2.9e-11 rad
     seq_len, d_model = 300_000, 8
-    table = pe.sinusoidal_encoding(seq_len, d_model)
-    direct = direct_table(seq_len, d_model)
+    table = pe.sinusoidal_encoding(seq_len, d_model, dtype=torch.float64).numpy()
+    direct = direct_float64(seq_len, d_model).numpy()
     rng = np.random.default_rng(0)
     rows = np.concatenate([rng.integers(0, seq_len, 150), np.arange(seq_len - 50, seq_len)])
     cols = np.tile(np.arange(d_model), rows.size)
     rows = np.repeat(rows, d_model)
     exact = exact_entries(rows, cols, d_model)
-    ours_error = np.abs(table[rows, cols] - exact).max()
-    direct_error = np.abs(direct[rows, cols] - exact).max()
-    assert ours_error < 2e-15
-    assert direct_error > 1e-12  # the rounded angle, not the sine, is what limits the direct formula
+    assert np.abs(table[rows, cols] - exact).max() < 2e-15
+    assert np.abs(direct[rows, cols] - exact).max() > 1e-12  # the rounded angle, not the sine, limits the formula
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_offset_table_far_out_is_exact_too():
+    table = pe.sinusoidal_encoding(16, 8, offset=10**7, dtype=torch.float64).numpy()
+    rows, cols = np.repeat(np.arange(16), 8), np.tile(np.arange(8), 16)
+    assert np.abs(table[rows, cols] - exact_entries(rows + 10**7, cols, 8)).max() < 2e-15
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_8192_by_1024_against_exact_values_in_both_dtypes(dtype):
-    table = pe.sinusoidal_encoding(8192, 1024, dtype=dtype)
+    table = pe.sinusoidal_encoding(8192, 1024, dtype=dtype).numpy()
     rng = np.random.default_rng(1)
     rows, cols = rng.integers(0, 8192, 400), rng.integers(0, 1024, 400)
     rows[:4], cols[:4] = 8191, [0, 1, 1022, 1023]  # the last row, where angles are largest
     error = np.abs(table[rows, cols].astype(np.float64) - exact_entries(rows, cols, 1024)).max()
-    assert error < (2e-15 if dtype == np.float64 else 2.5e-7)  # float32: a product of two rounded phasors
+    assert error < (2e-15 if dtype == torch.float64 else 2.5e-7)  # float32: a product of two rounded phasors
 
 
-def test_float32_table_is_within_a_few_float32_ulps_of_the_float64_table():
-    t64 = pe.sinusoidal_encoding(4096, 256)
-    t32 = pe.sinusoidal_encoding(4096, 256, dtype=np.float32)
-    # one float32 product of two rounded unit phasors: a couple of ulps (6e-8 near 1), never the
-    # 1e-4 the old float32 path lost by rounding angles near 4096 to float32
-    assert np.abs(t32.astype(np.float64) - t64).max() <= 2.5e-7
-
-
-def test_other_base_and_module_table():
-    np.testing.assert_allclose(pe.sinusoidal_encoding(500, 10, base=100.0), direct_table(500, 10, base=100.0), atol=1e-13)
+def test_module_table_is_the_fast_table():
     module = pe.SinusoidalPositionalEncoding(d_model=16, max_len=3000)
-    np.testing.assert_allclose(module.pe.numpy(), direct_table(3000, 16), atol=2e-7)
+    assert torch.equal(module.pe, pe.sinusoidal_encoding(3000, 16))
+    torch.testing.assert_close(module.pe, reference(lambda: pe.sinusoidal_encoding(3000, 16)), atol=3e-7, rtol=0)
 
 
 # ---------------------------------------------------------------------------------------------- RoPE
 
 
-def reference(x: torch.Tensor, positions, layout: str) -> torch.Tensor:
-    return pe.apply_rope(x.double(), positions, layout=layout)
+def strided(x: torch.Tensor, kind: str) -> torch.Tensor:
+    """The same values as ``x`` (..., s, d) in a different memory layout."""
+    if kind == "contiguous":
+        return x
+    if kind == "transposed" and x.dim() >= 3:  # (b, s, h, d) memory viewed as (b, h, s, d)
+        return x.transpose(-3, -2).contiguous().transpose(-3, -2)
+    if kind == "every_other":  # last-dimension stride 2: no complex view
+        wide = torch.zeros(*x.shape[:-1], 2 * x.shape[-1], dtype=x.dtype)
+        wide[..., ::2] = x
+        return wide[..., ::2]
+    if kind == "misaligned":  # odd storage offset: pairs are not aligned to complex numbers
+        storage = torch.zeros(x.numel() + 1, dtype=x.dtype)
+        view = storage[1:].view(x.shape)
+        view.copy_(x)
+        return view
+    return x
 
 
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-@pytest.mark.parametrize("shape", [(1, 32, 1, 128), (2, 4, 33, 64), (4, 16, 300, 64), (5, 8)])
-@pytest.mark.parametrize("start", [0, 7, 1000])
-def test_module_fast_paths_match_float64_reference(layout, shape, start):
-    torch.manual_seed(0)
-    rotary = pe.RotaryEmbedding(shape[-1], 16, layout=layout)  # small cache: it must grow
-    x = torch.randn(shape)
-    with torch.no_grad():
-        out = rotary(x, start)
-    assert out.dtype == torch.float32 and out.shape == x.shape and out.is_contiguous()
-    torch.testing.assert_close(out.double(), reference(x, start, layout), atol=2e-6, rtol=0)
-    assert rotary.cached_len >= start + shape[-2]
+ROPE_INPUTS = dict(
+    lead=st.lists(st.integers(1, 3), min_size=0, max_size=2),
+    seq_len=st.integers(1, 40),
+    half=st.integers(1, 24),
+    layout=st.sampled_from(["half", "interleaved"]),
+    dtype=st.sampled_from(FLOATS),
+    kind=st.sampled_from(["contiguous", "transposed", "every_other", "misaligned"]),
+    seed=st.integers(0, 2**16),
+)
 
 
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_non_contiguous_and_misaligned_inputs_take_a_correct_path(layout):
-    torch.manual_seed(1)
-    rotary = pe.RotaryEmbedding(16, 64, layout=layout)
-    b_s_h_d = torch.randn(2, 9, 4, 16)
-    transposed = b_s_h_d.transpose(1, 2)  # (b, h, s, d) view, not contiguous
-    storage = torch.randn(2 * 4 * 9 * 16 + 1)
-    misaligned = storage[1:].view(2, 4, 9, 16)  # odd storage offset: no complex view of its pairs
-    every_other = torch.randn(2, 4, 9, 32)[..., ::2]  # last-dimension stride 2
-    for x in (transposed, misaligned, every_other):
-        with torch.no_grad():
-            out = rotary(x, 3)
-        assert out.is_contiguous() and out.shape == x.shape
-        torch.testing.assert_close(out.double(), reference(x, 3, layout), atol=2e-6, rtol=0)
+def rope_tolerance(dtype: torch.dtype, x: torch.Tensor) -> float:
+    # a few roundings of products of |x| by numbers <= 1, in the dtype of x
+    return 4 * EPS[dtype] * max(1.0, float(x.double().abs().max()))
 
 
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_rotate_pairs_fast_path_equals_autograd_path(layout):
-    torch.manual_seed(2)
-    x = torch.randn(3, 4, 20, 32)
-    angles = pe.rope_angles(torch.arange(20) + 50, 32)
+@SETTINGS
+@given(**ROPE_INPUTS, start=st.integers(0, 10**6))
+def test_rotate_pairs_equals_the_formula(lead, seq_len, half, layout, dtype, kind, seed, start):
+    gen = torch.Generator().manual_seed(seed)
+    x = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen).to(dtype), kind)
+    angles = pe.rope_angles(torch.arange(start, start + seq_len), pe.rope_frequencies(2 * half))
     cos, sin = angles.cos().float(), angles.sin().float()
     with torch.no_grad():
-        fast = pe.rotate_pairs(x, cos, sin, layout)
-    slow = pe.rotate_pairs(x.clone().requires_grad_(), cos, sin, layout)
-    torch.testing.assert_close(fast, slow.detach(), atol=1e-6, rtol=0)
-    torch.testing.assert_close(fast.double(), reference(x, torch.arange(20) + 50, layout), atol=2e-6, rtol=0)
+        ours = pe.rotate_pairs(x, cos, sin, layout)
+        assert fast.rotate_pairs(x, cos.to(dtype), sin.to(dtype), layout) is not None  # a fast path was taken
+    formula = reference(lambda: pe.rotate_pairs(x, cos, sin, layout))
+    assert ours.shape == x.shape and ours.dtype == dtype and ours.is_contiguous()
+    assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(dtype, x)
 
 
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-def test_rotate_qk_equals_rotating_q_and_k_separately(layout, dtype):
-    torch.manual_seed(3)
-    rotary = pe.RotaryEmbedding(32, 8, layout=layout)
-    q = torch.randn(2, 8, 5, 32).to(dtype)
-    k = torch.randn(2, 2, 5, 32).to(dtype)  # fewer key heads, as in grouped-query attention
-    for positions in (None, 11, torch.tensor([4, 0, 9, 9, 2]), torch.tensor([0.5, 1.0, 2.5, 3.0, 40.25])):
-        with torch.no_grad():
-            q_out, k_out = rotary.rotate_qk(q, k, positions)
-            assert torch.equal(q_out, rotary(q, positions)) and torch.equal(k_out, rotary(k, positions))
-    q_grad = q.float().requires_grad_()
-    q_out, k_out = rotary.rotate_qk(q_grad, k.float())
-    assert q_out.requires_grad
-    q_out.pow(2).sum().backward()  # a rotation keeps norms: d/dq |R q|^2 = 2 q
-    torch.testing.assert_close(q_grad.grad, 2 * q.float())
-
-
-def test_rotate_qk_rejects_bad_input():
-    rotary = pe.RotaryEmbedding(8, 4)
-    with pytest.raises(ValueError, match="same sequence length"):
-        rotary.rotate_qk(torch.zeros(1, 2, 3, 8), torch.zeros(1, 2, 4, 8))
-    with pytest.raises(ValueError, match="k must have last dimension head_dim=8"):
-        rotary.rotate_qk(torch.zeros(1, 2, 3, 8), torch.zeros(1, 2, 3, 6))
-    with pytest.raises(TypeError, match="q must be a torch.Tensor"):
-        rotary.rotate_qk(np.zeros((3, 8)), torch.zeros(3, 8))
-    with pytest.raises(TypeError, match="k must have a floating-point dtype"):
-        rotary.rotate_qk(torch.zeros(3, 8), torch.zeros(3, 8, dtype=torch.int64))
-    with pytest.raises(ValueError, match="must be >= 0"):
-        rotary.rotate_qk(torch.zeros(3, 8), torch.zeros(3, 8), -2)
-
-
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_converted_module_keeps_the_input_dtype(layout):
-    torch.manual_seed(4)
-    x = torch.randn(2, 3, 6, 16)
-    rotary = pe.RotaryEmbedding(16, 8, layout=layout).double()  # its float32 tables become float64
+@SETTINGS
+@given(**ROPE_INPUTS, max_len=st.integers(1, 64), start=st.one_of(st.integers(0, 70), st.integers(0, 10**7)))
+def test_rotary_module_equals_the_formula(lead, seq_len, half, layout, dtype, kind, seed, max_len, start):
+    gen = torch.Generator().manual_seed(seed)
+    rotary = pe.RotaryEmbedding(2 * half, max_len, layout=layout)
+    q = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen).to(dtype), kind)
+    k = strided(torch.randn(seq_len, 2 * half, generator=gen).to(dtype), kind)  # fewer leading dims, as in GQA
     with torch.no_grad():
-        out = rotary(x, 2)
-    assert out.dtype == torch.float32
-    torch.testing.assert_close(out.double(), reference(x, 2, layout), atol=2e-6, rtol=0)
+        out = rotary(q, offset=start)
+        q_out, k_out = rotary.rotate_qk(q, k, offset=start)
+    with fast.disabled():
+        formula_q, formula_k = rotary(q, offset=start), rotary(k, offset=start)
+        function_q = pe.apply_rope(q, offset=start, layout=layout)
+    for ours, formula, x in ((out, formula_q, q), (q_out, formula_q, q), (k_out, formula_k, k)):
+        assert ours.shape == x.shape and ours.dtype == dtype
+        assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(dtype, x)
+    # and the module is apply_rope: the same angles, rounded the same way
+    assert (formula_q.double() - function_q.double()).abs().max().item() <= rope_tolerance(dtype, q)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("shape", [(1, 32, 1, 128), (2, 4, 33, 64), (4, 16, 300, 64)])
+def test_both_sizes_of_input_take_a_fast_path(layout, shape):
+    """Small inputs (one decoding step) and large ones (a prefill) each have a fast path in the module."""
+    rotary = pe.RotaryEmbedding(shape[-1], 512, layout=layout)
+    x = torch.randn(shape)
+    with torch.no_grad():
+        assert fast.rotary(rotary, x, 7) is not None
+        assert fast.rotary_qk(rotary, x, x, 7) is not None
+        torch.testing.assert_close(rotary(x, offset=7), reference(lambda: rotary(x, offset=7)), atol=2e-6, rtol=0)
+    assert fast.rotary(rotary, x.requires_grad_(), 7) is None  # autograd: the formula runs
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_autograd_path_matches_and_has_the_right_gradient(layout):
+    torch.manual_seed(2)
+    x = torch.randn(3, 4, 20, 32)
+    rotary = pe.RotaryEmbedding(32, 64, layout=layout)
+    with torch.no_grad():
+        fast_out = rotary(x, offset=5)
+    x_grad = x.clone().requires_grad_()
+    slow = rotary(x_grad, offset=5)
+    torch.testing.assert_close(fast_out, slow.detach(), atol=1e-6, rtol=0)
+    slow.pow(2).sum().backward()  # a rotation keeps norms: d/dx |R x|^2 = 2 x
+    torch.testing.assert_close(x_grad.grad, 2 * x)
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi
 
 
-def old_alibi_bias(n_heads: int, q_len: int, k_len: int, dtype: torch.dtype) -> torch.Tensor:
-    """The construction before the change: the product, then masked_fill over the (h, s_q, s_k) result."""
-    offset = torch.arange(k_len).unsqueeze(0) - torch.arange(k_len - q_len, k_len).unsqueeze(1)  # (s_q, s_k)
-    slopes = pe.alibi_slopes(n_heads).to(dtype).view(-1, 1, 1)
-    return (slopes * offset.clamp(max=0).to(dtype)).masked_fill(offset > 0, float("-inf"))
+@SETTINGS
+@given(
+    n_heads=st.integers(1, 40),
+    q_len=st.integers(1, 30),
+    extra=st.integers(0, 30),
+    causal=st.booleans(),
+    dtype=st.sampled_from(FLOATS),
+)
+def test_alibi_bias_equals_the_formula(n_heads, q_len, extra, causal, dtype):
+    k_len = q_len + extra
+    ours = pe.alibi_bias(n_heads, q_len, k_len, causal=causal, dtype=dtype)
+    formula = reference(lambda: pe.alibi_bias(n_heads, q_len, k_len, causal=causal, dtype=dtype))
+    assert ours.shape == formula.shape == (n_heads, q_len, k_len) and ours.dtype == dtype
+    assert torch.equal(torch.isinf(ours), torch.isinf(formula))  # the same mask
+    finite = torch.isfinite(formula)
+    # the fast path rounds the slope to dtype first, the formula rounds the product once: <= 1 ulp apart
+    torch.testing.assert_close(ours[finite], formula[finite], rtol=2 * EPS[dtype], atol=0)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("n_heads,q_len,k_len", [(1, 1, 1), (8, 5, 5), (12, 3, 40), (32, 64, 64)])
-def test_causal_bias_is_unchanged_bit_for_bit(dtype, n_heads, q_len, k_len):
-    assert torch.equal(pe.alibi_bias(n_heads, q_len, k_len, dtype=dtype), old_alibi_bias(n_heads, q_len, k_len, dtype))
+@SETTINGS
+@given(n_heads=st.integers(1, 40), k_len=st.integers(1, 5000), dtype=st.sampled_from(FLOATS))
+def test_alibi_compact_equals_the_formula(n_heads, k_len, dtype):
+    ours = pe.alibi_bias_compact(n_heads, k_len, dtype=dtype)
+    formula = reference(lambda: pe.alibi_bias_compact(n_heads, k_len, dtype=dtype))
+    assert ours.shape == (n_heads, 1, k_len) and ours.dtype == dtype
+    torch.testing.assert_close(ours, formula, rtol=2 * EPS[dtype], atol=0)
 
 
 @pytest.mark.parametrize("n_heads", [1, 5, 8, 12, 32])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_compact_is_the_last_query_row(n_heads, dtype):
     for k_len in (1, 6, 3000):
         compact = pe.alibi_bias_compact(n_heads, k_len, dtype=dtype)
         assert compact.shape == (n_heads, 1, k_len) and compact.dtype == dtype
-        assert torch.equal(compact, pe.alibi_bias(n_heads, 1, k_len, dtype=dtype))
+        torch.testing.assert_close(compact, pe.alibi_bias(n_heads, 1, k_len, dtype=dtype), rtol=2 * EPS[dtype], atol=0)
 
 
 @pytest.mark.parametrize("q_len,k_len", [(1, 9), (9, 9), (4, 9)])
 def test_compact_gives_the_same_attention_as_the_full_bias(q_len, k_len):
     gen = torch.Generator().manual_seed(5)
-    scores = torch.randn(2, 6, q_len, k_len, generator=gen, dtype=torch.float64)  # (b, h, s_q, s_k)
+    scores = torch.randn(2, 6, q_len, k_len, generator=gen, dtype=torch.float64)  # (b, n_h, s_q, s_k)
     mask = torch.where(pe.causal_mask(q_len, k_len), 0.0, float("-inf")).double()  # (s_q, s_k)
-    compact = pe.alibi_bias_compact(6, k_len, dtype=torch.float64)  # (h, 1, s_k)
-    full = pe.alibi_bias(6, q_len, k_len, dtype=torch.float64)  # (h, s_q, s_k)
+    compact = pe.alibi_bias_compact(6, k_len, dtype=torch.float64)  # (n_h, 1, s_k)
+    full = pe.alibi_bias(6, q_len, k_len, dtype=torch.float64)  # (n_h, s_q, s_k)
     torch.testing.assert_close(torch.softmax(scores + compact + mask, -1), torch.softmax(scores + full, -1))
     # not the same numbers: on the visible keys the two differ by a constant per query row
-    visible = torch.isfinite(full)  # (h, s_q, s_k)
+    visible = torch.isfinite(full)  # (n_h, s_q, s_k)
     shift = torch.where(visible, compact - full, 0.0)
     row = shift[..., :1]  # key 0 is visible to every query
     torch.testing.assert_close(torch.where(visible, shift, row), row.expand_as(shift))
@@ -239,14 +284,3 @@ def test_compact_matches_hugging_face_mpt(n_heads):
     from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
 
     torch.testing.assert_close(pe.alibi_bias_compact(n_heads, 300), build_mpt_alibi_tensor(n_heads, 300), rtol=1e-6, atol=0)
-
-
-def test_compact_rejects_bad_input():
-    with pytest.raises(ValueError, match="n_heads must be a positive integer"):
-        pe.alibi_bias_compact(0, 4)
-    with pytest.raises(TypeError, match="k_len must be a positive integer"):
-        pe.alibi_bias_compact(4, 2.5)
-    with pytest.raises(TypeError, match="dtype must be a floating-point torch dtype"):
-        pe.alibi_bias_compact(4, 8, dtype=torch.int32)
-    with pytest.raises(TypeError, match="dtype"):
-        pe.alibi_bias_compact(4, 8, dtype=np.float32)

@@ -130,7 +130,7 @@ BAD = [
     (lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=3), ValueError, "num_buckets must be >= 4 for bidirectional"),
     (lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=False, num_buckets=1), ValueError, "num_buckets must be >= 2 for causal"),
     (lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=32, max_distance=8), ValueError, "max_distance must exceed the 8 exact buckets"),
-    (lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=1), TypeError, "bidirectional must be a bool"),
+    (lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=1), TypeError, "bidirectional must be True or False"),
     (lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=32.0), TypeError, "num_buckets must be a positive integer"),
     (lambda: pe.T5RelativeBias(0), ValueError, "n_heads must be a positive integer"),
     (lambda: pe.T5RelativeBias(2)(0), ValueError, "q_len must be a positive integer"),

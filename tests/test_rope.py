@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -39,7 +40,7 @@ def test_interleaved_equals_meta_complex_formulation():
 def test_rotation_preserves_norm(half, seq_len, offset, layout):
     gen = torch.Generator().manual_seed(half * 1000 + seq_len)
     x = torch.randn(2, seq_len, 2 * half, generator=gen, dtype=torch.float64)
-    out = pe.apply_rope(x, offset, layout=layout)
+    out = pe.apply_rope(x, offset=offset, layout=layout)
     torch.testing.assert_close(out.norm(dim=-1), x.norm(dim=-1))
 
 
@@ -48,8 +49,8 @@ def test_rotation_preserves_norm(half, seq_len, offset, layout):
 def test_score_depends_only_on_relative_distance(m, n, shift, layout):
     gen = torch.Generator().manual_seed(7)
     q, k = torch.randn(2, 1, 64, generator=gen, dtype=torch.float64)
-    score = (pe.apply_rope(q, m, layout=layout) * pe.apply_rope(k, n, layout=layout)).sum()
-    shifted = (pe.apply_rope(q, m + shift, layout=layout) * pe.apply_rope(k, n + shift, layout=layout)).sum()
+    score = (pe.apply_rope(q, offset=m, layout=layout) * pe.apply_rope(k, offset=n, layout=layout)).sum()
+    shifted = (pe.apply_rope(q, offset=m + shift, layout=layout) * pe.apply_rope(k, offset=n + shift, layout=layout)).sum()
     torch.testing.assert_close(score, shifted, rtol=1e-9, atol=1e-9)
 
 
@@ -70,7 +71,7 @@ def test_position_zero_is_identity_and_offsets_match_slices():
     x = torch.randn(1, 2, 6, 8)
     torch.testing.assert_close(pe.apply_rope(x[..., :1, :]), x[..., :1, :])
     full = pe.apply_rope(x)
-    torch.testing.assert_close(pe.apply_rope(x[..., 4:, :], 4), full[..., 4:, :])
+    torch.testing.assert_close(pe.apply_rope(x[..., 4:, :], offset=4), full[..., 4:, :])
     torch.testing.assert_close(pe.apply_rope(x[..., 4:, :], torch.tensor([4, 5])), full[..., 4:, :])
 
 
@@ -102,16 +103,62 @@ def test_gradient_flows_and_matches_no_grad_path():
 
 
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_rotary_module_cache_grows_and_matches_function(layout):
+def test_rotary_module_matches_function_inside_and_beyond_its_cache(layout):
     torch.manual_seed(5)
-    rotary = pe.RotaryEmbedding(16, max_seq_len=4, layout=layout)
+    rotary = pe.RotaryEmbedding(16, max_len=4, layout=layout)
     x = torch.randn(2, 2, 10, 16)
-    torch.testing.assert_close(rotary(x), pe.apply_rope(x, layout=layout))
-    assert rotary.cached_len >= 10
-    torch.testing.assert_close(rotary(x[..., :3, :], 20), pe.apply_rope(x[..., :3, :], 20, layout=layout))
+    torch.testing.assert_close(rotary(x), pe.apply_rope(x, layout=layout))  # positions 0..9, past max_len=4
+    torch.testing.assert_close(rotary(x[..., :3, :], offset=20), pe.apply_rope(x[..., :3, :], offset=20, layout=layout))
     positions = torch.tensor([0, 7, 3, 100, 1, 2, 2, 9, 40, 5])
     torch.testing.assert_close(rotary(x, positions), pe.apply_rope(x, positions, layout=layout))
     torch.testing.assert_close(rotary(x.double()), pe.apply_rope(x.double(), layout=layout))
+    assert rotary.cos_cached.shape == (4, 8)  # the cache never grows
+
+
+@pytest.mark.parametrize("offset", [10**6, 10**8, 2**40])
+def test_far_positions_are_served_without_growing_the_cache(offset):
+    torch.manual_seed(6)
+    rotary = pe.RotaryEmbedding(64, max_len=16)
+    x = torch.randn(1, 2, 1, 64)
+    with torch.no_grad():
+        out = rotary(x, offset=offset)
+    torch.testing.assert_close(out, pe.apply_rope(x, offset=offset))
+    exact = pe.apply_rope(x.double(), offset=offset)
+    assert (out.double() - exact).abs().max() < 1e-5  # angles in float64: no float32 rounding of p * theta
+    assert rotary.cos_cached.shape == (16, 32)
+
+
+def test_integer_positions_mean_only_tensors():
+    x = torch.randn(4, 8)
+    with pytest.raises(TypeError, match="use offset="):
+        pe.apply_rope(x, 3)
+    with pytest.raises(TypeError, match="use offset="):
+        pe.RotaryEmbedding(8)(x, 3)
+    with pytest.raises(TypeError, match="use offset="):
+        pe.rope_angles(5, pe.rope_frequencies(8))
+    with pytest.raises(ValueError, match="not both"):
+        pe.apply_rope(x, torch.arange(4), offset=2)
+    torch.testing.assert_close(pe.apply_rope(x, offset=np.int64(3)), pe.apply_rope(x, torch.arange(3, 7)))
+    torch.testing.assert_close(pe.apply_rope(x, offset=torch.tensor(3)), pe.apply_rope(x, torch.arange(3, 7)))
+
+
+def test_rope_angles_is_positions_times_frequencies():
+    theta = pe.rope_frequencies(8)
+    positions = torch.tensor([0, 3, 10])
+    angles = pe.rope_angles(positions, theta)
+    assert angles.shape == (3, 4) and angles.dtype == torch.float64
+    torch.testing.assert_close(angles, positions.double()[:, None] * theta[None, :], rtol=0, atol=0)
+    torch.testing.assert_close(pe.rope_angles(torch.tensor([0.5]), theta)[0], 0.5 * theta)
+
+
+def test_attention_factor_scales_queries_and_keys():
+    torch.manual_seed(7)
+    x = torch.randn(2, 5, 16)
+    scaled = pe.RotaryEmbedding(16, 8, attention_factor=1.3)
+    torch.testing.assert_close(scaled(x, offset=2), 1.3 * pe.apply_rope(x, offset=2))
+    torch.testing.assert_close(scaled(x, offset=100), 1.3 * pe.apply_rope(x, offset=100))  # computed rows too
+    q, k = scaled.rotate_qk(x, x)
+    torch.testing.assert_close(q, 1.3 * pe.apply_rope(x))
 
 
 def test_matches_hugging_face_apply_rotary_pos_emb():

@@ -12,12 +12,13 @@ from posenc_lib.rope import (
     rope_angle_gap,
     rope_decay_bound,
     rope_frequencies,
-    rope_wavelengths,
+    wavelengths,
 )
 
 
 def test_wavelengths():
-    torch.testing.assert_close(rope_wavelengths(4, base=100.0), torch.tensor([2 * math.pi, 20 * math.pi], dtype=torch.float64))
+    torch.testing.assert_close(wavelengths(rope_frequencies(4, base=100.0)),
+                               torch.tensor([2 * math.pi, 20 * math.pi], dtype=torch.float64))
 
 
 def test_decay_bound_brute_force_and_value_at_zero():
@@ -30,11 +31,11 @@ def test_decay_bound_brute_force_and_value_at_zero():
         partial = np.cumsum(terms)
         expected.append(np.abs(partial).mean())
     torch.testing.assert_close(rope_decay_bound(distances, d), torch.tensor(expected, dtype=torch.float64))
-    assert rope_decay_bound(1, d).item() == pytest.approx((d / 2 + 1) / 2)
+    assert rope_decay_bound(torch.tensor([0]), d).item() == pytest.approx((d / 2 + 1) / 2)
 
 
 def test_decay_bound_trends_down_but_is_not_monotone():
-    curve = rope_decay_bound(1000, 128)
+    curve = rope_decay_bound(torch.arange(1000), 128)
     assert curve[-100:].mean() < 0.25 * curve[0]
     assert (curve.diff() > 0).any(), "the RoFormer curve has wiggles"
 
@@ -49,7 +50,7 @@ def test_decay_bound_really_bounds_scores():
         h = torch.cat([q_pairs * k_pairs.conj(), torch.zeros(1, dtype=torch.complex128)])
         max_step = (h[1:] - h[:-1]).abs().max()
         for m, n in [(0, 3), (10, 200), (5, 5), (900, 50)]:
-            score = (apply_rope(q, m) * apply_rope(k, n)).sum()
+            score = (apply_rope(q, offset=m) * apply_rope(k, offset=n)).sum()
             bound = max_step * rope_decay_bound(torch.tensor([n - m]), d)[0] * (d // 2)
             assert score.abs() <= bound + 1e-9
 
@@ -72,7 +73,7 @@ def test_angle_gap_separates_fast_from_slow_pairs():
     d, train_len = 64, 512
     gaps = rope_angle_gap(torch.arange(train_len, 4 * train_len), train_len, d)  # (3L, d/2)
     theta = rope_frequencies(d)
-    wrapped = rope_wavelengths(d) < train_len
+    wrapped = wavelengths(theta) < train_len
     # pairs that turned fully during training: every new angle lies between two seen ones
     assert torch.all(gaps[:, wrapped] <= theta[wrapped] / 2 + 1e-12)
     # the slowest pair: far outside anything seen
@@ -122,12 +123,13 @@ def test_convert_matches_the_view_transpose_formulation():
         (lambda: convert_qk_weight(torch.zeros(8, 4), 2, to="neox"), ValueError, "to must be one of"),
         (lambda: convert_qk_weight([[1.0]], 1), TypeError, "weight must be a torch.Tensor"),
         (lambda: convert_qk_weight(torch.zeros(8, 4), 0), ValueError, "n_heads must be a positive integer"),
-        (lambda: rope_angle_gap(4, 0, 8), ValueError, "train_len must be a positive integer"),
-        (lambda: rope_angle_gap(4, 10, 7), ValueError, "head_dim must be even"),
-        (lambda: rope_decay_bound([1, 2], 8), TypeError, "distances must be a positive int"),
-        (lambda: rope_decay_bound(0, 8), ValueError, "distances .* must be a positive integer"),
-        (lambda: rope_decay_bound(torch.zeros(2, 2), 8), ValueError, "distances must be 1-D"),
-        (lambda: rope_wavelengths(3), ValueError, "head_dim must be even"),
+        (lambda: rope_angle_gap(torch.arange(4), 0, 8), ValueError, "train_len must be a positive integer"),
+        (lambda: rope_angle_gap(torch.arange(4), 10, 7), ValueError, "head_dim must be even"),
+        (lambda: rope_angle_gap(4, 10, 8), TypeError, "positions must be a 1-D tensor"),
+        (lambda: rope_decay_bound([1, 2], 8), TypeError, "distances must be a 1-D torch.Tensor"),
+        (lambda: rope_decay_bound(5, 8), TypeError, "distances must be a 1-D tensor"),
+        (lambda: rope_decay_bound(torch.zeros(2, 2), 8), ValueError, r"distances must have shape \(s,\)"),
+        (lambda: wavelengths(torch.tensor([1.0, 0.0])), ValueError, "frequencies must be finite and > 0"),
     ],
 )
 def test_bad_input(call, exc, pattern):

@@ -228,7 +228,8 @@ def test_each_variant_changes_what_it_should():
     # frequencies from a variant go straight into apply_rope / RotaryEmbedding
     x = torch.randn(1, 2, 5, d)
     freqs = pe.llama3_frequencies(theta, s, L)
-    torch.testing.assert_close(pe.RotaryEmbedding(d, 8, frequencies=freqs)(x, 3), pe.apply_rope(x, 3, frequencies=freqs))
+    torch.testing.assert_close(pe.RotaryEmbedding(d, 8, frequencies=freqs)(x, offset=3),
+                               pe.apply_rope(x, offset=3, frequencies=freqs))
 
 
 def test_interpolated_angles_stay_in_the_trained_range():
@@ -239,9 +240,9 @@ def test_interpolated_angles_stay_in_the_trained_range():
     """
     d, L, s = 64, 2048, 4.0
     theta = pe.rope_frequencies(d)
-    trained_max = pe.rope_angles(L, d).max(dim=0).values  # (d/2,) = (L-1) theta
-    long_plain = pe.rope_angles(int(s * L), d).max(dim=0).values
-    long_pi = pe.rope_angles(int(s * L), d, frequencies=pe.linear_scaling_frequencies(theta, s)).max(dim=0).values
+    trained_max = pe.rope_angles(torch.arange(L), theta).max(dim=0).values  # (d/2,) = (L-1) theta
+    long_plain = pe.rope_angles(torch.arange(int(s * L)), theta).max(dim=0).values
+    long_pi = pe.rope_angles(torch.arange(int(s * L)), pe.linear_scaling_frequencies(theta, s)).max(dim=0).values
     torch.testing.assert_close(long_pi, trained_max + (1 - 1 / s) * theta)
     assert torch.all(long_plain - trained_max >= (s - 1) * L * theta - 1e-9)
 
@@ -279,7 +280,7 @@ BAD = [
     (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 0), ValueError, "original_max_len"),
     (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, beta_fast=1, beta_slow=2), ValueError, "beta_fast must be greater"),
     (lambda: pe.yarn_frequencies(torch.tensor([1.0, 0.5, 0.3]), 4.0, 64), ValueError, "geometric"),
-    (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, truncate=1), TypeError, "truncate must be a bool"),
+    (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, truncate=1), TypeError, "truncate must be True or False"),
     (lambda: pe.yarn_attention_factor(-1.0), ValueError, "factor must be a finite positive number"),
     (lambda: pe.llama3_frequencies(pe.rope_frequencies(8), 8.0, 64, low_freq_factor=4, high_freq_factor=1), ValueError, "high_freq_factor must be greater"),
     (lambda: pe.rotations(pe.rope_frequencies(8), 0), ValueError, "length must be a positive integer"),

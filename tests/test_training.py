@@ -158,3 +158,13 @@ BAD = [
 def test_bad_input_is_named(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+def test_predict_and_train_move_batches_to_the_model_s_device():
+    """A model on another device (here `meta`) gets its batches there; nothing is computed on the CPU by mistake."""
+    model, _ = tiny_copy_setup()
+    tokens, _ = tasks.lag_copy_batch(6, 12, 8, 1, generator=torch.Generator().manual_seed(1))  # CPU tensors
+    logits = training.predict(model.to("meta"), tokens, batch_size=4)
+    assert logits.device.type == "meta" and logits.shape == (6, 12, 8)
+    on_meta, targets = tasks.lag_copy_batch(6, 12, 8, 1, generator=torch.Generator().manual_seed(1), device="meta")
+    assert on_meta.device.type == targets.device.type == "meta"

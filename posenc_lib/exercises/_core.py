@@ -57,8 +57,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch
 
-PASS_MARK = "✅"
-FAIL_MARK = "❌"
+PASS_MARK = "PASS"
+FAIL_MARK = "FAIL"
 
 
 class LibraryCallError(RuntimeError):

@@ -15,10 +15,11 @@ from typing import Any, Callable
 import torch
 
 from ..alibi import alibi_bias, alibi_bias_compact, alibi_slopes
+from .. import fast
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 HEAD_COUNTS = (8, 12, 6, 16, 24, 1)
-ALIBI_CODE = (alibi_slopes, alibi_bias, alibi_bias_compact)
+ALIBI_CODE = (alibi_slopes, alibi_bias, alibi_bias_compact, fast.alibi_bias, fast.alibi_bias_compact)
 SLOPES_HINT = ("for a power of two n the slopes are 2^(-8/n), 2^(-16/n), ..., 2^(-8). Otherwise take the "
                "slopes for p = the largest power of two below n, then append the 1st, 3rd, 5th, ... slopes "
                "of the 2p-head sequence until you have n.")

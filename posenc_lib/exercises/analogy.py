@@ -17,7 +17,7 @@ from ._core import Case, CheckResult, Diagnosis, check_function
 
 
 def _positions(seq_len: int, d_model: int, *, first: int = 0) -> torch.Tensor:
-    return torch.as_tensor(sinusoidal_encoding(first + seq_len, d_model))[first:].float()  # (s, d)
+    return sinusoidal_encoding(seq_len, d_model, offset=first)  # (s, d)
 
 
 def reference_input(words: list[str], d_model: int) -> torch.Tensor:

@@ -17,10 +17,11 @@ import torch
 
 from ..rope import (RotaryEmbedding, apply_rope, half_to_interleaved_permutation, interleaved_to_half_permutation,
                     rope_angles, rope_frequencies, rotate_pairs)
+from .. import fast
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 ROPE_CODE = (apply_rope, rotate_pairs, rope_angles, rope_frequencies, RotaryEmbedding,
-             interleaved_to_half_permutation, half_to_interleaved_permutation)
+             interleaved_to_half_permutation, half_to_interleaved_permutation, fast.rotate_pairs, fast.rotary, fast.rotary_qk)
 
 HALF_HINT = ("split x into halves x1, x2 = x[..., :d/2], x[..., d/2:]; with angles p * theta_k "
              "(shape (s, d/2)) return (x1 cos - x2 sin, x2 cos + x1 sin) concatenated on the last axis.")

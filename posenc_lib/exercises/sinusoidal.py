@@ -17,10 +17,12 @@ import numpy as np
 
 from ..sinusoidal import (SinusoidalPositionalEncoding, shift_matrix, sinusoidal_encoding, sinusoidal_encoding_loop,
                           sinusoidal_frequencies)
+from .. import fast
 from ._core import Case, CheckResult, Diagnosis, check_function
 
 # what the sinusoidal-table exercise asks the student to write (shift_matrix alone for the shift matrix)
-TABLE_CODE = (sinusoidal_encoding, sinusoidal_frequencies, sinusoidal_encoding_loop, SinusoidalPositionalEncoding)
+TABLE_CODE = (sinusoidal_encoding, sinusoidal_frequencies, sinusoidal_encoding_loop, SinusoidalPositionalEncoding,
+              fast.sinusoidal_table)
 
 BASE = 10000.0
 

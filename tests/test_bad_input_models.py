@@ -1,0 +1,379 @@
+"""Bad and edge inputs to the model side of posenc_lib (attention, the model, the learned table, toy, tasks, training).
+
+Each ERRORS case must raise the given exception type, from posenc_lib's own code (not from inside torch),
+with a message containing the given text (which names the argument). Each OK case is a valid input that
+must give the right result; its check says what right is. `python tests/test_bad_input_models.py` prints
+the counts.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import traceback
+
+import numpy as np
+import pytest
+import torch
+
+import posenc_lib as pe
+from posenc_lib import tasks, training
+from posenc_lib.model import Block, TinyTransformer, TransformerConfig, build_model, count_parameters
+
+LIBRARY = pathlib.Path(pe.__file__).resolve().parent
+
+VOCAB = 10
+CONFIG = {"d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "max_len": 8}
+
+
+def model(scheme: str = "none", causal: bool = True) -> TinyTransformer:
+    return build_model(TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=causal, **CONFIG), seed=0)
+
+
+def tokens(s: int = 5, b: int = 2) -> torch.Tensor:
+    return torch.arange(b * s).reshape(b, s) % VOCAB
+
+
+def qkv(s_q: int = 3, s_k: int = 4, d: int = 4):
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(1, s_q, d, generator=g), torch.randn(1, s_k, d, generator=g), torch.randn(1, s_k, d, generator=g)
+
+
+def learned(d_model: int = 4, max_len: int = 8) -> pe.LearnedPositionalEmbedding:
+    torch.manual_seed(0)
+    return pe.LearnedPositionalEmbedding(d_model, max_len)
+
+
+def copy_batch(g):
+    return tasks.lag_copy_batch(4, 6, 8, 1, generator=g)
+
+
+def decoder_for_training() -> TinyTransformer:
+    return build_model(TransformerConfig(vocab_size=9, n_outputs=8, scheme="rope", causal=True, **CONFIG), seed=0)
+
+
+LOGITS, TARGETS = torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)
+SIMILARITY = torch.eye(4)
+
+# (id, call, exception type, text the message must contain)
+ERRORS = [
+    # attention
+    ("attention-no-keys", lambda: pe.attention(*qkv(3, 0)), ValueError, "at least one key"),
+    ("attention-bias-enlarges-output", lambda: pe.attention(*qkv(), bias=torch.zeros(5, 3, 4)), ValueError, "bias of shape (5, 3, 4)"),
+    ("attention-bias-wrong-shape", lambda: pe.attention(*qkv(), bias=torch.zeros(3, 5)), ValueError, "bias of shape (3, 5)"),
+    ("attention-causal-more-queries-than-keys", lambda: pe.attention(*qkv(5, 3), causal=True), ValueError, "s_k >= s_q"),
+    ("attention-int-bias", lambda: pe.attention(*qkv(), bias=torch.zeros(3, 4, dtype=torch.int64)), TypeError, "bias must be a floating-point"),
+    ("attention-complex-bias", lambda: pe.attention(*qkv(), bias=torch.zeros(3, 4, dtype=torch.complex64)), TypeError, "bias must be"),
+    ("attention-int-q", lambda: pe.attention(torch.zeros(1, 3, 4, dtype=torch.int64), *qkv()[1:]), TypeError, "q must have a floating-point"),
+    ("attention-v-length", lambda: pe.attention(*qkv()[:2], torch.zeros(1, 5, 4)), ValueError, "same length s_k"),
+    ("attention-d-mismatch", lambda: pe.attention(torch.zeros(1, 3, 5), *qkv()[1:]), ValueError, "same last dimension d"),
+    ("attention-mask-row-without-key", lambda: pe.attention(*qkv(), bias=torch.tensor([[True] * 4, [False] * 4, [True] * 4])), ValueError, "without any key"),
+    ("attention-bias-row-all-minus-inf", lambda: pe.attention(*qkv(), bias=torch.tensor([0.0, 0.0, 0.0, -math.inf]).expand(3, 4).clone().fill_(-math.inf)), ValueError, "without any key"),
+    ("attention-bias-causal-leaves-row-empty", lambda: pe.attention(*qkv(3, 3), bias=torch.tensor([[-math.inf, 0, 0]] * 3), causal=True), ValueError, "without any key"),
+    ("attention-nan-bias", lambda: pe.attention(*qkv(), bias=torch.full((3, 4), math.nan)), ValueError, "bias must not hold NaN"),
+    ("attention-causal-string", lambda: pe.attention(*qkv(), causal="yes"), TypeError, "causal must be True or False"),
+    ("attention-window-zero", lambda: pe.attention(*qkv(), causal=True, window=0), ValueError, "window must be a positive"),
+    ("attention-window-without-causal", lambda: pe.attention(*qkv(), window=2), ValueError, "needs causal=True"),
+    ("attention-window-bool", lambda: pe.attention(*qkv(), causal=True, window=True), TypeError, "window"),
+    ("attention-return-scores-int", lambda: pe.attention(*qkv(), return_scores=1), TypeError, "return_scores"),
+    ("attention-mixed-devices", lambda: pe.attention(torch.zeros(1, 3, 4, device="meta"), *qkv()[1:]), ValueError, "one device"),
+    ("attention-1d-q", lambda: pe.attention(torch.zeros(4), *qkv()[1:]), ValueError, "q must have at least 2 dimensions"),
+    ("attention-batch-mismatch", lambda: pe.attention(torch.zeros(2, 3, 4), torch.zeros(3, 4, 4), torch.zeros(3, 4, 4)), ValueError, "leading dimensions"),
+    ("attention-list-q", lambda: pe.attention([[0.0] * 4], *qkv()[1:]), TypeError, "q must be a torch.Tensor"),
+    # causal_mask
+    ("causal-mask-negative", lambda: pe.causal_mask(-1, 3), ValueError, "q_len must be an integer >= 0"),
+    ("causal-mask-rows-without-key", lambda: pe.causal_mask(5, 3), ValueError, "k_len >= q_len"),
+    ("causal-mask-no-keys", lambda: pe.causal_mask(3, 0), ValueError, "k_len must be a positive"),
+    ("causal-mask-float", lambda: pe.causal_mask(2.0, 3), TypeError, "q_len"),
+    ("causal-mask-bool", lambda: pe.causal_mask(True, 3), TypeError, "q_len"),
+    ("causal-mask-window-zero", lambda: pe.causal_mask(3, 3, window=0), ValueError, "window"),
+    ("causal-mask-window-float", lambda: pe.causal_mask(3, 3, window=1.5), TypeError, "window"),
+    # learned table
+    ("learned-negative-init-std", lambda: pe.LearnedPositionalEmbedding(8, 4, init_std=-1), ValueError, "init_std"),
+    ("learned-nan-init-std", lambda: pe.LearnedPositionalEmbedding(8, 4, init_std=math.nan), ValueError, "init_std"),
+    ("learned-string-init-std", lambda: pe.LearnedPositionalEmbedding(8, 4, init_std="0.02"), TypeError, "init_std"),
+    ("learned-zero-width", lambda: pe.LearnedPositionalEmbedding(0, 8), ValueError, "d_model"),
+    ("learned-float-max-len", lambda: pe.LearnedPositionalEmbedding(4, 8.0), TypeError, "max_len"),
+    ("learned-too-big", lambda: pe.LearnedPositionalEmbedding(10**6, 10**9), ValueError, "max_len=1000000000"),
+    ("learned-int64-input", lambda: learned()(torch.zeros(1, 3, 4, dtype=torch.int64)), TypeError, "x must be a floating-point"),
+    ("learned-bool-offset", lambda: learned()(torch.zeros(1, 3, 4), offset=True), TypeError, "offset"),
+    ("learned-negative-offset", lambda: learned()(torch.zeros(1, 3, 4), offset=-2), ValueError, "offset"),
+    ("learned-float-offset", lambda: learned()(torch.zeros(1, 3, 4), offset=1.0), TypeError, "offset"),
+    ("learned-wrong-width", lambda: learned()(torch.zeros(1, 3, 5)), ValueError, "d_model=4"),
+    ("learned-past-the-table", lambda: learned()(torch.zeros(1, 3, 4), offset=6), ValueError, "max_len=8"),
+    ("sinusoidal-int64-input", lambda: pe.SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 3, 4, dtype=torch.int64)), TypeError, "x must have a floating-point"),
+    ("sinusoidal-bool-offset", lambda: pe.SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 3, 4), offset=True), TypeError, "offset"),
+    # model configuration
+    ("config-scheme", lambda: TransformerConfig(vocab_size=8, scheme="t5"), ValueError, "scheme must be one of"),
+    ("config-causal-int", lambda: TransformerConfig(vocab_size=8, causal=1), TypeError, "causal"),
+    ("config-vocab-bool", lambda: TransformerConfig(vocab_size=True), TypeError, "vocab_size"),
+    ("config-not-divisible", lambda: TransformerConfig(vocab_size=8, d_model=30, n_heads=4), ValueError, "divisible by n_heads"),
+    ("config-odd-head", lambda: TransformerConfig(vocab_size=8, d_model=12, n_heads=4), ValueError, "must be even"),
+    ("config-zero-outputs", lambda: TransformerConfig(vocab_size=8, n_outputs=0), ValueError, "n_outputs"),
+    ("config-projection-bias-string", lambda: TransformerConfig(vocab_size=8, projection_bias="no"), TypeError, "projection_bias"),
+    ("config-max-len-float", lambda: TransformerConfig(vocab_size=8, max_len=64.0), TypeError, "max_len"),
+    ("model-too-big", lambda: TinyTransformer(TransformerConfig(vocab_size=10**12, d_model=1024, n_heads=8)), ValueError, "vocab_size=1000000000000"),
+    ("model-config-dict", lambda: TinyTransformer({"vocab_size": 8}), TypeError, "config must be a TransformerConfig"),
+    ("build-model-string-seed", lambda: build_model(TransformerConfig(vocab_size=8), seed="0"), TypeError, "seed"),
+    ("build-model-float-seed", lambda: build_model(TransformerConfig(vocab_size=8), seed=1.0), TypeError, "seed"),
+    # model inputs
+    ("model-float-tokens", lambda: model()(tokens().float()), TypeError, "tokens must be an integer tensor"),
+    ("model-token-past-vocab", lambda: model()(tokens() + VOCAB), ValueError, "tokens must be ids in 0..9"),
+    ("model-negative-token", lambda: model()(tokens() - 1), ValueError, "tokens must be ids in 0..9"),
+    ("model-1d-tokens", lambda: model()(tokens()[0]), ValueError, "tokens must have at least 2 dimensions"),
+    ("model-3d-tokens", lambda: model()(tokens()[None]), ValueError, "tokens must have shape (b, s)"),
+    ("model-bool-tokens", lambda: model()(tokens() > 2), TypeError, "tokens must be an integer tensor"),
+    ("model-list-tokens", lambda: model()([[1, 2]]), TypeError, "tokens must be a torch.Tensor"),
+    ("model-tokens-on-another-device", lambda: model().to("meta")(tokens()), ValueError, "tokens are on cpu but the model is on meta"),
+    ("model-empty-sequence", lambda: model()(torch.zeros(2, 0, dtype=torch.long)), ValueError, "at least one position"),
+    ("model-bool-offset", lambda: model("rope")(tokens(), offset=True), TypeError, "offset"),
+    ("model-negative-offset", lambda: model("rope")(tokens(), offset=-1), ValueError, "offset"),
+    ("model-float-offset", lambda: model("rope")(tokens(), offset=2.0), TypeError, "offset"),
+    ("model-window-zero", lambda: model()(tokens(), window=0), ValueError, "window"),
+    ("model-window-in-encoder", lambda: model(causal=False)(tokens(), window=3), ValueError, "window"),
+    ("model-window-float", lambda: model()(tokens(), window=2.5), TypeError, "window"),
+    ("model-clamp-int", lambda: model("learned")(tokens(), clamp_positions=1), TypeError, "clamp_positions"),
+    ("model-clamp-without-table", lambda: model("rope")(tokens(), clamp_positions=True), ValueError, "clamp_positions"),
+    ("model-learned-past-table", lambda: model("learned")(tokens(9)), ValueError, "max_len=8"),
+    ("model-learned-offset-past-table", lambda: model("learned")(tokens(3), offset=6), ValueError, "max_len=8"),
+    ("with-scheme-unknown", lambda: model().with_scheme("t5"), ValueError, "scheme"),
+    ("with-scheme-float-seed", lambda: model().with_scheme("learned", seed=1.5), TypeError, "seed"),
+    ("block-int-input", lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.long)), TypeError, "x must be a floating-point"),
+    ("block-wrong-width", lambda: model().blocks[0](torch.zeros(1, 3, 15)), ValueError, "x must have shape (b, s, d_model=16)"),
+    ("block-rope-not-a-module", lambda: model().blocks[0](torch.zeros(1, 3, 16), rope="rope"), TypeError, "rope must be a RotaryEmbedding"),
+    ("count-parameters-string", lambda: count_parameters("block"), TypeError, "module"),
+    # toy inputs
+    ("embed-words-nan-scale", lambda: pe.embed_words(["a"], 4, scale=math.nan), ValueError, "scale"),
+    ("embed-words-zero-scale", lambda: pe.embed_words(["a"], 4, scale=0), ValueError, "scale"),
+    ("embed-words-float-seed", lambda: pe.embed_words(["a"], 4, seed=1.5), TypeError, "seed"),
+    ("embed-words-non-string", lambda: pe.embed_words(["a", 3], 4), TypeError, "words"),
+    ("embed-words-empty", lambda: pe.embed_words([], 4), TypeError, "words"),
+    ("embed-words-int-dtype", lambda: pe.embed_words(["a"], 4, dtype=torch.int64), TypeError, "dtype"),
+    ("toy-head-int-input", lambda: pe.ToyAttentionHead.random(8)(torch.zeros(3, 8, dtype=torch.long)), TypeError, "x must be a floating-point"),
+    ("toy-head-not-square", lambda: pe.ToyAttentionHead(torch.zeros(3, 4), torch.zeros(3, 4), torch.zeros(3, 4)), ValueError, "w_q must be a square"),
+    ("toy-head-causal-string", lambda: pe.ToyAttentionHead.random(8)(torch.zeros(3, 8), causal="False"), TypeError, "causal"),
+    # tasks
+    ("markov-optimum-probability-above-one", lambda: tasks.markov_optimum(5, 1.5), ValueError, "p_rule"),
+    ("markov-optimum-nan", lambda: tasks.markov_optimum(5, math.nan), ValueError, "p_rule"),
+    ("markov-batch-rule-id-past-vocab", lambda: tasks.markov_batch(2, 5, torch.full((4, 4), 7), p_rule=0.5, generator=torch.Generator()), ValueError, "rule must hold token ids in 0..3"),
+    ("markov-batch-float-rule", lambda: tasks.markov_batch(2, 5, torch.zeros(4, 4), p_rule=0.5, generator=torch.Generator()), TypeError, "rule"),
+    ("markov-batch-bos-string", lambda: tasks.markov_batch(2, 5, tasks.markov_rule(4, seed=0), p_rule=0.5, generator=torch.Generator(), bos="yes"), TypeError, "bos"),
+    ("lag-copy-generator-int", lambda: tasks.lag_copy_batch(4, 6, 8, 1, generator=5), TypeError, "generator"),
+    ("lag-copy-lag-too-long", lambda: tasks.lag_copy_batch(4, 5, 8, 4, generator=torch.Generator()), ValueError, "lag"),
+    ("order-batch-odd", lambda: tasks.order_batch(3, 6, 8, generator=torch.Generator()), ValueError, "batch_size"),
+    ("order-eval-float-seed", lambda: tasks.order_eval_set(2, 6, 8, seed=1.5), TypeError, "seed"),
+    ("markov-rule-string-seed", lambda: tasks.markov_rule(4, seed="1"), TypeError, "seed"),
+    ("a-before-b-float", lambda: tasks.a_before_b(torch.zeros(2, 4)), TypeError, "tokens"),
+    ("order-batch-unknown-device", lambda: tasks.order_batch(2, 6, 8, generator=torch.Generator(), device="tpu"), ValueError, "device"),
+    # training and the learned-table helpers
+    ("train-zero-steps", lambda: training.train(decoder_for_training(), copy_batch, steps=0, seed=0, progress=False), ValueError, "steps"),
+    ("train-bool-seed", lambda: training.train(decoder_for_training(), copy_batch, steps=2, seed=True, progress=False), TypeError, "seed"),
+    ("train-batch-not-a-pair", lambda: training.train(decoder_for_training(), lambda g: [1, 2], steps=2, seed=0, progress=False), TypeError, "next_batch"),
+    ("train-nan-lr", lambda: training.train(decoder_for_training(), copy_batch, steps=2, seed=0, lr=math.nan, progress=False), ValueError, "lr"),
+    ("loss-float-targets", lambda: training.loss_fn(LOGITS, TARGETS.float()), TypeError, "targets"),
+    ("loss-shape-mismatch", lambda: training.loss_fn(LOGITS, TARGETS[:, :2]), ValueError, "logits"),
+    ("learning-rate-step-past-end", lambda: training.learning_rate(5, 5, 1e-3, 1), ValueError, "step"),
+    ("learning-rate-zero-warmup", lambda: training.learning_rate(0, 10, 1e-3, 0), ValueError, "warmup"),
+    ("predict-not-a-model", lambda: training.predict("model", tokens()), TypeError, "model"),
+    ("bucket-means-2d", lambda: training.bucket_means(torch.zeros(2, 3), 2), ValueError, "values"),
+    ("position-targets-too-few-classes", lambda: pe.position_targets(5, 3), ValueError, "n_classes"),
+    ("similarity-bool-max-offset", lambda: pe.similarity_by_offset(SIMILARITY, max_offset=True), TypeError, "max_offset"),
+    ("similarity-max-offset-too-large", lambda: pe.similarity_by_offset(SIMILARITY, max_offset=4), ValueError, "max_offset"),
+    ("probe-float-seed", lambda: pe.train_position_probe(steps=1, seed=1.5), TypeError, "seed"),
+    ("probe-negative-width", lambda: pe.train_position_probe(steps=1, target_width=-1), ValueError, "target_width"),
+]
+
+
+def _ok_bool_mask():
+    q, k, v = qkv(4, 4)
+    out, weights = pe.attention(q, k, v, bias=pe.causal_mask(4, 4))
+    return bool(torch.all(weights.triu(1) == 0)) and torch.allclose(out, pe.attention(q, k, v, causal=True)[0])
+
+
+def _ok_mixed_dtypes():
+    q, k, v = qkv()
+    out, weights = pe.attention(q, k.double(), v)
+    return out.dtype == torch.float64 and torch.allclose(out, pe.attention(q.double(), k.double(), v.double())[0])
+
+
+def _ok_float64_bias_on_float32():
+    q, k, v = qkv()
+    bias = torch.randn(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    out, _ = pe.attention(q, k, v, bias=bias)
+    return out.dtype == torch.float64 and torch.allclose(out.float(), pe.attention(q, k, v, bias=bias.float())[0], atol=1e-6)
+
+
+def _ok_numpy_window():
+    q, k, v = qkv(4, 4)
+    return torch.equal(pe.attention(q, k, v, causal=True, window=np.int64(2))[0], pe.attention(q, k, v, causal=True, window=2)[0])
+
+
+def _ok_learned_numpy_offset():
+    module, x = learned(), torch.randn(1, 3, 4)
+    return torch.equal(module(x, offset=np.int64(2)), x + module.weight[2:5])
+
+
+def _ok_config_numpy_ints():
+    config = TransformerConfig(vocab_size=np.int64(8), d_model=np.int32(16), n_heads=np.int64(2))
+    return type(config.vocab_size) is int and type(config.d_model) is int and config.head_dim == 8
+
+
+def _ok_build_numpy_seed():
+    a = build_model(TransformerConfig(vocab_size=8), seed=np.int64(3))
+    b = build_model(TransformerConfig(vocab_size=8), seed=3)
+    return all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def _ok_model_numpy_offset():
+    m = model("rope")
+    return torch.equal(m(tokens(), offset=np.int64(3)), m(tokens(), offset=3))
+
+
+def _ok_alibi_meta():
+    m = model("alibi").to("meta")
+    out = m(torch.zeros(2, 12, dtype=torch.long, device="meta"))
+    return out.device.type == "meta" and out.shape == (2, 12, VOCAB)
+
+
+def _ok_alibi_bf16():
+    m = model("alibi")
+    reference = m(tokens(6))
+    out = m.to(torch.bfloat16)(tokens(6))
+    return out.dtype == torch.bfloat16 and bool(torch.isfinite(out).all()) and float((out.float() - reference).abs().max()) < 0.1
+
+
+def _ok_sinusoidal_past_table_meta():
+    m = model("sinusoidal").to("meta")
+    return m(torch.zeros(1, 20, dtype=torch.long, device="meta"), offset=5).shape == (1, 20, VOCAB)
+
+
+def _ok_window_as_long_as_input():
+    m = model()
+    return torch.allclose(m(tokens(6), window=6), m(tokens(6)))
+
+
+def _ok_embed_words_numpy_width():
+    return pe.embed_words(["a", "b"], np.int64(4)).shape == (2, 4)
+
+
+def _ok_toy_head_float64():
+    head, x = pe.ToyAttentionHead.random(8), torch.randn(3, 8, generator=torch.Generator().manual_seed(2))
+    out, _ = head(x.double())
+    return out.dtype == torch.float64 and torch.allclose(out.float(), head(x)[0], atol=1e-6)
+
+
+def _ok_markov_optimum_numpy():
+    accuracy, entropy = tasks.markov_optimum(np.int64(5), np.float32(0.5))
+    return math.isclose(accuracy, 0.6) and 0 < entropy < math.log(5)
+
+
+def _ok_markov_optimum_edges():
+    return tasks.markov_optimum(5, 1.0) == (1.0, 0.0) and math.isclose(tasks.markov_optimum(5, 0.0)[1], math.log(5))
+
+
+def _ok_order_batch_on_meta():
+    tokens_, labels = tasks.order_batch(2, 6, 8, generator=torch.Generator(), device="meta")
+    return tokens_.device.type == labels.device.type == "meta"
+
+
+def _ok_position_targets_tiny_width():
+    return torch.equal(pe.position_targets(3, 4, target_width=1e-300), torch.eye(3, 4))
+
+
+def _ok_similarity_numpy_offset():
+    return torch.equal(pe.similarity_by_offset(SIMILARITY, max_offset=np.int64(2)), torch.tensor([1.0, 0.0, 0.0]))
+
+
+def _ok_causal_mask_numpy():
+    return torch.equal(pe.causal_mask(np.int64(2), np.int32(4)), pe.causal_mask(2, 4))
+
+
+def _ok_zero_queries():
+    q, k, v = qkv(0, 4)
+    out, weights = pe.attention(q, k, v, causal=True)
+    return out.shape == (1, 0, 4) and weights.shape == (1, 0, 4)
+
+
+def _ok_learned_offset_0d_tensor():
+    module, x = learned(), torch.randn(1, 3, 4)
+    return torch.equal(module(x, offset=torch.tensor(1)), x + module.weight[1:4])
+
+
+OK = [
+    ("attention-bool-mask-is-a-mask", _ok_bool_mask),
+    ("attention-mixed-dtypes-promoted", _ok_mixed_dtypes),
+    ("attention-float64-bias-promoted", _ok_float64_bias_on_float32),
+    ("attention-numpy-window", _ok_numpy_window),
+    ("attention-zero-queries", _ok_zero_queries),
+    ("causal-mask-numpy-ints", _ok_causal_mask_numpy),
+    ("learned-numpy-offset", _ok_learned_numpy_offset),
+    ("learned-0d-tensor-offset", _ok_learned_offset_0d_tensor),
+    ("config-numpy-ints", _ok_config_numpy_ints),
+    ("build-model-numpy-seed", _ok_build_numpy_seed),
+    ("model-numpy-offset", _ok_model_numpy_offset),
+    ("model-alibi-on-meta", _ok_alibi_meta),
+    ("model-alibi-in-bf16", _ok_alibi_bf16),
+    ("model-sinusoidal-past-table-on-meta", _ok_sinusoidal_past_table_meta),
+    ("model-window-as-long-as-input", _ok_window_as_long_as_input),
+    ("embed-words-numpy-width", _ok_embed_words_numpy_width),
+    ("toy-head-float64-input", _ok_toy_head_float64),
+    ("markov-optimum-numpy-numbers", _ok_markov_optimum_numpy),
+    ("markov-optimum-edges", _ok_markov_optimum_edges),
+    ("order-batch-on-meta", _ok_order_batch_on_meta),
+    ("position-targets-tiny-width", _ok_position_targets_tiny_width),
+    ("similarity-numpy-max-offset", _ok_similarity_numpy_offset),
+]
+
+
+def raised_inside_posenc_lib(error: BaseException) -> bool:
+    """True if the frame that raised ``error`` is posenc_lib's own code (not torch's)."""
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return pathlib.Path(frame.filename).resolve().is_relative_to(LIBRARY)
+
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.mark.parametrize("call,exc,text", [case[1:] for case in ERRORS], ids=[case[0] for case in ERRORS])
+def test_bad_input_gets_a_clear_error_from_posenc_lib(call, exc, text):
+    with pytest.raises(exc) as error:
+        call()
+    assert text in str(error.value)
+    assert raised_inside_posenc_lib(error.value), f"raised from {traceback.extract_tb(error.tb)[-1].filename}"
+
+
+@pytest.mark.parametrize("check", [case[1] for case in OK], ids=[case[0] for case in OK])
+def test_valid_edge_input_gives_the_right_result(check):
+    with torch.no_grad():
+        assert check() is True
+
+
+def test_the_table_is_large_enough():
+    assert len(ERRORS) + len(OK) >= 50
+    assert len({case[0] for case in ERRORS + OK}) == len(ERRORS) + len(OK)  # unique ids
+
+
+if __name__ == "__main__":  # print the counts for a report
+    clear, crashes, correct, wrong = 0, 0, 0, 0
+    for name, call, exc, text in ERRORS:
+        try:
+            call()
+            wrong += 1
+            print("no error:", name)
+        except Exception as error:  # noqa: BLE001
+            if isinstance(error, exc) and text in str(error) and raised_inside_posenc_lib(error):
+                clear += 1
+            else:
+                crashes += 1
+                print("unclear:", name, type(error).__name__, error)
+    for name, check in OK:
+        try:
+            with torch.no_grad():
+                ok = check() is True
+        except Exception as error:  # noqa: BLE001
+            ok = False
+            print("crash on valid input:", name, type(error).__name__, error)
+        correct += ok
+        wrong += not ok
+    print(f"{len(ERRORS) + len(OK)} cases: {clear} clear errors, {correct} correct results, "
+          f"{wrong} silent wrong, {crashes} errors from inside torch or unclear")
