@@ -207,11 +207,9 @@ def _no_rope(x, w_q, w_k, n_heads):
 
 def _interleaved_layout(x, w_q, w_k, n_heads):
     """Typical wrong answer: RoPE in the interleaved layout (apply_rope's default is half-split)."""
-    b, s, d = x.shape
-    q = (x @ w_q).view(b, s, n_heads, d // n_heads).transpose(1, 2)  # (b, h, s, d_h)
-    k = (x @ w_k).view(b, s, n_heads, d // n_heads).transpose(1, 2)
+    q, k = split_heads(x @ w_q, n_heads), split_heads(x @ w_k, n_heads)  # (b, n_h, s, d_h) each
     q, k = apply_rope(q, layout="interleaved"), apply_rope(k, layout="interleaved")
-    return q @ k.transpose(-2, -1) / math.sqrt(d // n_heads)
+    return attention(q, k, k, return_scores=True)[2]  # q k^T / sqrt(d_h)
 
 
 def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
