@@ -16,7 +16,7 @@ help:
 	@echo "make test   - set up .venv if needed, run unit tests, nbval on every notebook and a strict book build"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
-	@echo "make student - write the student edition (solutions replaced by stubs) to student/ and student.zip"
+	@echo "make student - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
 	@echo "make bench  - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
 
 $(STAMP): $(REQUIREMENTS)
@@ -47,9 +47,10 @@ test-fast: $(STAMP)
 refresh-notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py book
 
-# the student edition; standard library only, so it needs no .venv (see book/instructor_guide.md)
-student:
-	$(PYTHON) tools/make_student.py
+# the student edition, and an nbgrader course (source/ + nbgrader_config.py) in nbgrader_course/
+# (see book/instructor_guide.md); built on nbformat, nbconvert and nbgrader, so it uses .venv
+student: $(STAMP)
+	$(BIN)/python tools/make_student.py --nbgrader nbgrader_course
 
 # train the tiny Transformers of chapter 11 (a few minutes on 2 cores); writes the results the chapter reads
 experiments: $(STAMP)

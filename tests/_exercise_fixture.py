@@ -118,12 +118,13 @@ def solution_notebook(*, uses_solution_later: bool = False) -> nbformat.Notebook
         md("## Exercises\n\n```{exercise} Square a number\n:label: ex-fixture-square\n\n"
            "Write `square(x)` that returns $x^2$.\n```"),
         md("```{solution-start} ex-fixture-square\n:class: dropdown\n```"),
-        code(SQUARE, [stream("✅ Square a number: correct on all 2 test inputs. LEAKED-OUTPUT-1\n")], count=3),
+        code(SQUARE, [stream("PASS Square a number: correct on all 2 test inputs. LEAKED-OUTPUT-1\n")], count=3),
         md("Why it works: SECRET-EXPLANATION, multiplication is repeated addition."),
         md("```{solution-end}\n```"),
-        md(":::{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n:::"),
+        md("````{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n\n"
+           "```{note}\nA nested directive: its closing fence does not close the exercise.\n```\n````"),
         md("````{solution-start} ex-fixture-loop\n:class: dropdown\n````"),
-        code(TOTAL, [stream("✅ Loop sum: correct on all 2 test inputs. LEAKED-OUTPUT-2\n")], count=4),
+        code(TOTAL, [stream("PASS Loop sum: correct on all 2 test inputs. LEAKED-OUTPUT-2\n")], count=4),
         md("```{solution-end}\n```"),
         md("```{exercise} Explain\n:label: ex-fixture-explain\n\nWhy is $x^2 \\geq 0$?\n```"),
         md("```{solution} ex-fixture-explain\n:class: dropdown\n\nBecause SECRET-D: a product of two numbers of the same sign.\n```"),

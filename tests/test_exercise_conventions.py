@@ -7,7 +7,8 @@
 - every numbered chapter has at least two exercises, at least one of them coding;
 - every checker exported from ``posenc_lib.exercises`` is called in some chapter, outside the
   solution markers (so the call is still there in the student edition);
-- the instructor guide's generated tables are up to date (``python tools/exercise_catalog.py``).
+- the instructor guide's generated tables (book/data/exercises.md, pulled in with ``{include}``) are
+  up to date (``python tools/exercise_catalog.py``).
 
 The rules themselves are tested on the fixture notebook of tests/_exercise_fixture.py, which
 follows them, and on broken variants of it.
@@ -31,9 +32,9 @@ catalog = load_tool("exercise_catalog")
 CHAPTERS = catalog.chapters()
 
 
-def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> "catalog.Chapter":
+def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> "ms.Chapter":
     root = write_book(tmp_path, {"fixture": notebook})
-    return catalog.analyse_chapter(root / "book" / "fixture.ipynb", ms.chapter_numbers(root), root)
+    return ms.read_chapter(root / "book" / "fixture.ipynb", 1)
 
 
 # --------------------------------------------------------------------------- the rules, on known input
@@ -45,8 +46,10 @@ def test_the_fixture_follows_the_conventions(tmp_path):
     assert catalog.count_problems(chapter) == []
     assert [e.label for e in chapter.exercises] == ["ex-fixture-square", "ex-fixture-loop", "ex-fixture-explain", "ex-fixture-value"]
     assert [e.kind for e in chapter.exercises] == ["coding", "coding", "written", "coding"]
-    assert chapter.objectives == ["square a number,", "sum a range."]
-    assert chapter.prerequisites == "Python functions."
+    summary = catalog.summary(chapter)
+    assert summary["objectives"] == ["square a number,", "sum a range."]
+    assert summary["prerequisites"] == "Python functions."
+    assert summary["title"] == "A fixture chapter" and (summary["auto"], summary["manual"]) == (4, 3)
 
 
 def broken(change) -> nbformat.NotebookNode:
@@ -68,10 +71,12 @@ def replace_in(index: int, old: str, new: str):
     (replace_in(4, ":class: dropdown\n", ""), "not folded"),
     (replace_in(13, "```{solution} ex-fixture-explain", "```{solution} ex-fixture-typo"), "no solution"),
     (lambda cells: cells.insert(4, nbformat.v4.new_markdown_cell("Some text in between.")), "follow it immediately"),
-    (replace_in(5, "    ### END SOLUTION\n", ""), "never closed"),
-    (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "without a matching BEGIN"),
+    (replace_in(5, "    ### END SOLUTION\n", ""), "BEGIN SOLUTION marker(s) without a partner"),
+    (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "END SOLUTION marker(s) without a partner"),
     (lambda cells: cells.__setitem__(10, nbformat.v4.new_code_cell("def total(n):\n    return sum(range(n))")), "hides nothing"),
     (lambda cells: cells.insert(3, nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})), "outside solution-start"),
+    (lambda cells: cells.insert(3, nbformat.v4.new_markdown_cell("It is 4.", metadata={"tags": ["solution"]})), "outside solution-start"),
+    (replace_in(12, "ex-fixture-explain", "ex-fixture-square"), "used twice"),
     (lambda cells: cells.__delitem__(11), "inside the open solution"),
     (lambda cells: cells.__delitem__(18), "never closed with solution-end"),
 ])
@@ -90,6 +95,13 @@ def test_too_few_exercises_are_reported(tmp_path):
     notebook.cells = notebook.cells[:3] + notebook.cells[12:14]  # only the written exercise
     problems = catalog.count_problems(chapter_of(notebook, tmp_path))
     assert any("at least 2" in p for p in problems) and any("no coding exercise" in p for p in problems)
+
+
+def test_a_coding_exercise_without_a_checker_does_not_count_as_autograded(tmp_path):
+    notebook = solution_notebook()
+    notebook.cells = notebook.cells[:3] + notebook.cells[12:19]  # the written exercise and the tagged code answer
+    problems = catalog.count_problems(chapter_of(notebook, tmp_path))
+    assert problems == ["no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"]
 
 
 # --------------------------------------------------------------------------- the book
@@ -123,21 +135,32 @@ def exported_checkers() -> list[str]:
 
 def test_every_checker_is_called_where_the_student_edition_keeps_it():
     calls = set()
-    for path in ms.toc_notebooks(ROOT):
-        student = ms.make_student_notebook(ms.read_notebook(path), path=path).notebook
-        for cell in student["cells"]:
-            if cell["cell_type"] == "code":
-                calls |= set(re.findall(r"\b(check_\w+)\s*\(", ms.cell_source(cell)))
+    for chapter in CHAPTERS:
+        for cell in ms.student_notebook(chapter).cells:
+            if cell.cell_type == "code":
+                calls |= set(re.findall(r"\b(check_\w+)\s*\(", cell.source))
     assert [name for name in exported_checkers() if name not in calls] == []
 
 
 def test_the_instructor_guide_tables_are_up_to_date():
-    guide = catalog.GUIDE.read_text(encoding="utf-8")
-    assert catalog.updated_guide(guide, catalog.render(CHAPTERS)) == guide, "run: python tools/exercise_catalog.py"
+    assert catalog.TABLES.read_text(encoding="utf-8") == catalog.render(CHAPTERS), "run: python tools/exercise_catalog.py"
 
 
-def test_the_guide_lists_every_exercise_with_a_link():
-    guide = catalog.GUIDE.read_text(encoding="utf-8")
+def test_the_guide_includes_the_tables_which_list_every_exercise_with_a_link_and_points():
+    guide = (ROOT / "book" / "instructor_guide.md").read_text(encoding="utf-8")
+    assert "```{include} data/exercises.md\n```" in guide
+    tables = catalog.TABLES.read_text(encoding="utf-8")
     for chapter in CHAPTERS:
         for exercise in chapter.exercises:
-            assert f"<{exercise.label}>`" in guide
+            assert f"<{exercise.label}>`" in tables
+        auto, manual = (sum(e.points[i] for e in chapter.exercises) for i in (0, 1))
+        assert f"{auto} autograded + {manual} manually graded points" in tables
+
+
+def test_every_coding_exercise_is_autograded_and_every_answer_has_points():
+    for chapter in CHAPTERS:
+        graded = [c.metadata["nbgrader"] for c in chapter.source.cells if "nbgrader" in c.metadata]
+        assert all(g.get("points", 0) > 0 for g in graded if g["grade"]), chapter.path.name
+        assert all(g["grade"] or any(o["grade"] and not o["solution"] for o in graded) for g in graded)
+        for exercise in chapter.exercises:
+            assert exercise.kind == "written" or exercise.checkers, f"{exercise.number} has no autograded test"

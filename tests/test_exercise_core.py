@@ -18,7 +18,7 @@ def double(x):
 def test_a_right_answer_passes_and_is_truthy(capsys):
     result = check_function("Double", double, CASES, hint="multiply by two")
     assert result and result.passed
-    assert "✅ Double: correct on all 2 test inputs." in capsys.readouterr().out
+    assert "PASS Double: correct on all 2 test inputs." in capsys.readouterr().out
 
 
 def test_the_stub_is_reported_as_not_implemented(capsys):
@@ -81,5 +81,67 @@ def test_a_cell_ending_in_a_checker_call_shows_only_the_printed_verdict():
 
     from posenc_lib.exercises import CheckResult
 
-    data, metadata = DisplayFormatter().format(CheckResult("demo", True, "✅ demo"))
+    data, metadata = DisplayFormatter().format(CheckResult("demo", True, "PASS demo"))
     assert data == {} and metadata == {}
+
+
+# --- the guard: library code an exercise asks the student to write is switched off while the answer runs ----
+
+import posenc_lib as pe  # noqa: E402
+from posenc_lib import sinusoidal as sinusoidal_module  # noqa: E402
+from posenc_lib.exercises import LibraryCallError, library_unavailable  # noqa: E402
+from posenc_lib.sinusoidal import shift_matrix  # noqa: E402  (a binding in this module's namespace, as in a notebook)
+
+SHIFT_CASE = [Case("k=1, d=2", (1, 2), expected=torch.tensor([[0.5403, 0.8415], [-0.8415, 0.5403]]))]
+
+
+def test_the_guard_replaces_every_binding_and_restores_them():
+    original = pe.shift_matrix
+    with library_unavailable([pe.shift_matrix], student=test_the_guard_replaces_every_binding_and_restores_them) as calls:
+        for call in (lambda: pe.shift_matrix(1, 2), lambda: sinusoidal_module.shift_matrix(1, 2), lambda: shift_matrix(1, 2)):
+            with pytest.raises(LibraryCallError, match="shift_matrix"):
+                call()
+        assert pe.sinusoidal_encoding(2, 2) is not None  # what is not forbidden still works
+    assert calls == ["posenc_lib.shift_matrix"] * 3
+    assert pe.shift_matrix is original and sinusoidal_module.shift_matrix is original and shift_matrix is original
+
+
+def test_the_guard_restores_after_an_error_and_guards_classes_instances_included():
+    rotary = pe.RotaryEmbedding(4)  # made before: its methods are switched off too
+    with pytest.raises(ZeroDivisionError):
+        with library_unavailable([pe.RotaryEmbedding]) as calls:
+            with pytest.raises(LibraryCallError):
+                pe.RotaryEmbedding(4)
+            with pytest.raises(LibraryCallError):
+                rotary(torch.ones(1, 2, 4), torch.arange(2))
+            1 / 0
+    assert calls == ["posenc_lib.RotaryEmbedding"] * 2
+    assert rotary(torch.ones(1, 2, 4), torch.arange(2)).shape == (1, 2, 4) and isinstance(rotary, pe.RotaryEmbedding)
+
+
+def test_an_answer_that_catches_the_guard_still_fails(capsys):
+    def sneaky(k, d):
+        try:
+            return pe.shift_matrix(k, d)
+        except Exception:
+            return torch.tensor([[0.5403, 0.8415], [-0.8415, 0.5403]])
+
+    result = check_function("Shift", sneaky, SHIFT_CASE, hint="h", forbidden=[pe.shift_matrix])
+    assert not result and result.reason == "calls the library"
+    assert "your answer calls posenc_lib.shift_matrix" in capsys.readouterr().out
+
+
+def test_a_name_imported_into_the_answers_module_is_switched_off(capsys):
+    result = check_function("Shift", lambda k, d: shift_matrix(k, d), SHIFT_CASE, hint="h", forbidden=[pe.shift_matrix])
+    assert not result and result.reason == "calls the library"
+
+
+def test_a_constant_answer_is_not_mistaken_for_a_subtle_mistake(capsys):
+    cases = [Case("x=1", (1,), expected=True), Case("x=2", (2,), expected=False), Case("x=3", (3,), expected=True)]
+    subtle = Diagnosis("you tested the wrong thing", lambda x: x != 1)  # wrong on x=1 and x=2, right on x=3
+    constant = Diagnosis("your function always returns False", lambda x: False)
+    result = check_function("Yes or no", lambda x: False, cases, hint="general", diagnoses=[subtle, constant],
+                            compare=lambda got, expected: got is expected)
+    assert result.hint == "your function always returns False"
+    assert check_function("Yes or no", lambda x: x != 1, cases, hint="general", diagnoses=[subtle, constant],
+                          compare=lambda got, expected: got is expected).hint == "you tested the wrong thing"

@@ -68,7 +68,7 @@ def one_slope_for_all_heads(slopes_past, slopes_future, seq_len):
 def test_passes_on_right_answers(capsys):
     assert check_directional_alibi(solution)
     assert check_directional_alibi(solution_numpy_loops)
-    assert "✅" in capsys.readouterr().out
+    assert "PASS" in capsys.readouterr().out
 
 
 def test_equal_slopes_give_the_libraries_symmetric_bias():
@@ -151,6 +151,19 @@ def test_interpolation_passes_on_right_answers(capsys):
     assert check_interpolate(interpolate)
     assert check_interpolate(interpolate_rebuilt)
     assert "correct on all 4 test inputs" in capsys.readouterr().out
+
+
+def interpolate_with_the_library(model, factor):
+    stretched = copy.deepcopy(model)
+    frequencies = pe.linear_scaling_frequencies(pe.rope_frequencies(model.config.head_dim), factor)
+    stretched.rope = pe.RotaryEmbedding(model.config.head_dim, frequencies=frequencies)
+    return stretched
+
+
+def test_interpolation_fails_when_it_calls_the_library(capsys):
+    result = check_interpolate(interpolate_with_the_library)
+    assert not result and result.reason == "calls the library"
+    assert "linear_scaling_frequencies" in capsys.readouterr().out
 
 
 def test_interpolation_fails_on_the_stub(capsys):

@@ -129,7 +129,11 @@ def to_half_solution(x):
 
 
 def to_half_inverse(x):
-    return x[..., pe.half_to_interleaved_permutation(x.shape[-1])]
+    """The opposite conversion (half to interleaved), without the library."""
+    d = x.shape[-1]
+    y = torch.empty_like(x)
+    y[..., 0::2], y[..., 1::2] = x[..., : d // 2], x[..., d // 2 :]
+    return y
 
 
 def to_half_odd_first(x):
@@ -141,31 +145,68 @@ def to_half_evens_only(x):
 
 
 def to_half_numpy(x):
+    """A right answer as a NumPy array (the reordering is exact in either)."""
     return to_half_solution(x).numpy()
+
+
+def equivariant_swaps_first_two(layer, x):
+    perm = torch.arange(x.shape[0])
+    perm[:2] = torch.tensor([1, 0])
+    return torch.allclose(layer(x[perm]), layer(x)[perm], atol=1e-5)
+
+
+def equivariant_always_false(layer, x):
+    return False
+
+
+def fraction_unseen_last_position_off_by_one(train_len, head_dim, base=10000.0):
+    theta = pe.rope_frequencies(head_dim, base)
+    return float((train_len * theta < 2 * math.pi).double().mean())
+
+
+def fraction_unseen_wavelength_longer_than_train_len(train_len, head_dim, base=10000.0):
+    return float((pe.wavelengths(pe.rope_frequencies(head_dim, base)) > train_len).double().mean())
+
+
+def fraction_unseen_as_text(train_len, head_dim, base=10000.0):
+    return f"{fraction_unseen_solution(train_len, head_dim, base):.0%}"
+
+
+def fraction_unseen_exact(train_len, head_dim, base=10000.0):
+    """A right answer as an exact fraction."""
+    from fractions import Fraction
+
+    theta = pe.rope_frequencies(head_dim, base)
+    return Fraction(int(((train_len - 1) * theta < 2 * math.pi).sum()), head_dim // 2)
 
 
 CHECKERS = {
     "equivariant": (
         check_is_equivariant,
         equivariant_solution,
-        [equivariant_tests_invariance, equivariant_reversal_only, equivariant_inverse_perm,
-         equivariant_no_permutation, equivariant_returns_tensor],
+        [(equivariant_tests_invariance, "tested invariance"), (equivariant_reversal_only, "the reversal"),
+         (equivariant_inverse_perm, "inverse permutation"), (equivariant_no_permutation, "True for every layer"),
+         (equivariant_returns_tensor, "return a bool"), (equivariant_swaps_first_two, "swapping only tokens 0 and 1"),
+         (equivariant_always_false, "False for every layer")],
     ),
     "rope_scores": (
         check_rope_scores,
         rope_scores_solution,
-        [rope_scores_rotate_before_split, rope_scores_no_transpose, rope_scores_wrong_scale, rope_scores_interleaved],
+        [(rope_scores_rotate_before_split, "before splitting"), (rope_scores_no_transpose, "transpose(1, 2)"),
+         (rope_scores_wrong_scale, "sqrt(d_h)"), (rope_scores_interleaved, "interleaved layout")],
     ),
     "fraction_unseen": (
         check_fraction_unseen,
         fraction_unseen_solution,
-        [fraction_unseen_one_radian, fraction_unseen_count, fraction_unseen_no_factor_two,
-         fraction_unseen_ignores_base],
+        [(fraction_unseen_one_radian, "2 pi radians, not 1"), (fraction_unseen_count, "not a count"),
+         (fraction_unseen_no_factor_two, "-2k / head_dim"), (fraction_unseen_ignores_base, "base argument is ignored"),
+         (fraction_unseen_last_position_off_by_one, "off by one"),
+         (fraction_unseen_wavelength_longer_than_train_len, "off by one"), (fraction_unseen_as_text, "return a number")],
     ),
     "interleaved_to_half": (
         check_interleaved_to_half,
         to_half_solution,
-        [to_half_inverse, to_half_odd_first, to_half_evens_only, to_half_numpy],
+        [(to_half_inverse, "opposite conversion"), (to_half_odd_first, "even columns"), (to_half_evens_only, "the shape is")],
     ),
 }
 
@@ -175,7 +216,7 @@ def test_checker_passes_the_solution(name, capsys):
     checker, solution, _ = CHECKERS[name]
     result = checker(solution)
     assert result and result.passed
-    assert "✅" in capsys.readouterr().out
+    assert "PASS" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", CHECKERS)
@@ -187,15 +228,31 @@ def test_checker_fails_the_stub(name, capsys):
 
 
 @pytest.mark.parametrize(
-    "name, wrong",
-    [(name, wrong) for name, (_, _, wrongs) in CHECKERS.items() for wrong in wrongs],
-    ids=lambda v: v if isinstance(v, str) else v.__name__,
+    "name, wrong, hint",
+    [(name, wrong, hint) for name, (_, _, wrongs) in CHECKERS.items() for wrong, hint in wrongs],
+    ids=lambda v: v.__name__ if callable(v) else v,
 )
-def test_checker_fails_typical_wrong_answers(name, wrong, capsys):
+def test_checker_fails_typical_wrong_answers_with_a_specific_hint(name, wrong, hint, capsys):
     checker, _, _ = CHECKERS[name]
     result = checker(wrong)
     assert not result
-    assert "❌" in capsys.readouterr().out
+    assert hint in result.hint and hint in capsys.readouterr().out
+
+
+def test_a_constant_false_is_not_told_it_tested_invariance():
+    result = check_is_equivariant(lambda layer, x: False)
+    assert not result and "invariance" not in result.message
+
+
+def test_right_answers_in_other_forms_pass():
+    assert check_fraction_unseen(fraction_unseen_exact)
+    assert check_interleaved_to_half(to_half_numpy)
+
+
+def test_the_layout_checker_fails_an_answer_that_calls_the_library(capsys):
+    result = check_interleaved_to_half(lambda x: x[..., pe.interleaved_to_half_permutation(x.shape[-1])])
+    assert not result and result.reason == "calls the library"
+    assert "interleaved_to_half_permutation" in capsys.readouterr().out
 
 
 def test_checkers_reject_a_non_function(capsys):

@@ -5,7 +5,10 @@ import math
 import pytest
 import torch
 
+import posenc_lib as pe
 from posenc_lib.exercises import check_alibi_slopes, check_rope_half, check_rope_interleaved
+from posenc_lib.exercises.alibi import SLOPES_HINT
+from posenc_lib.exercises.rope import HALF_HINT, INTERLEAVED_HINT
 
 
 # --- right answers, written from scratch (no posenc_lib) -----------------------------------------
@@ -44,13 +47,14 @@ def stub(*args, **kwargs):
 
 # --- typical wrong answers ---------------------------------------------------------------------
 
-def make_half(sign=1.0, freq_factor=2.0, use_positions=True, use_base=True):
+def make_half(sign=1.0, freq_factor=2.0, use_positions=True, use_base=True, position_dtype=None, angle_dtype=torch.float64):
     def fn(x, positions, base=10000.0):
         d = x.shape[-1]
         b = base if use_base else 10000.0
-        theta = b ** (-freq_factor * torch.arange(d // 2, dtype=torch.float64) / d)
+        theta = b ** (-freq_factor * torch.arange(d // 2, dtype=angle_dtype) / d)
         pos = positions if use_positions else torch.arange(x.shape[-2])
-        angles = sign * pos.double()[:, None] * theta
+        pos = pos.to(position_dtype) if position_dtype is not None else pos
+        angles = sign * pos.to(angle_dtype)[:, None] * theta
         cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
         x1, x2 = x[..., : d // 2], x[..., d // 2 :]
         return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
@@ -72,7 +76,7 @@ def make_interleaved(**kwargs):
 def test_rope_half_passes_on_right_answers(capsys):
     assert check_rope_half(rope_half)
     assert check_rope_half(rope_half_float32_angles)
-    assert "✅" in capsys.readouterr().out
+    assert "PASS" in capsys.readouterr().out
 
 
 def test_rope_interleaved_passes_on_right_answers():
@@ -100,12 +104,18 @@ def test_a_non_function_fails():
         (make_half(freq_factor=1.0), "base^(-k/d)"),
         (make_half(use_positions=False), "ignored the positions"),
         (make_half(use_base=False), "base argument is ignored"),
-        (lambda x, positions, base=10000.0: x, "split x into halves"),  # no rotation at all: generic hint
+        (lambda x, positions, base=10000.0: x, "returned x unchanged"),
+        (make_half(position_dtype=torch.bfloat16), "went through bfloat16"),
+        (make_half(position_dtype=torch.bfloat16, angle_dtype=torch.bfloat16), "16-bit float"),
+        (make_half(angle_dtype=torch.float16), "16-bit float"),
+        (lambda x, positions, base=10000.0: make_half()(x, positions, base)[..., :-1], "the shape is"),
     ],
-    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored", "base-ignored", "identity"],
+    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored", "base-ignored", "identity", "bf16-positions",
+         "bf16-angles", "fp16-angles", "one-column-short"],
 )
 def test_rope_half_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
-    assert not check_rope_half(wrong)
+    result = check_rope_half(wrong)
+    assert not result and result.hint != HALF_HINT
     assert hint in capsys.readouterr().out
 
 
@@ -116,12 +126,36 @@ def test_rope_half_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsy
         (make_interleaved(sign=-1.0), "-theta"),
         (make_interleaved(freq_factor=1.0), "base^(-k/d)"),
         (make_interleaved(use_positions=False), "ignored the positions"),
+        (make_interleaved(position_dtype=torch.bfloat16), "went through bfloat16"),
+        (make_interleaved(use_base=False), "base argument is ignored"),
     ],
-    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored"],
+    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored", "bf16-positions", "base-ignored"],
 )
 def test_rope_interleaved_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
-    assert not check_rope_interleaved(wrong)
+    result = check_rope_interleaved(wrong)
+    assert not result and result.hint != INTERLEAVED_HINT
     assert hint in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("checker, layout", [(check_rope_half, "half"), (check_rope_interleaved, "interleaved")])
+@pytest.mark.parametrize("call", [
+    lambda x, p, base, layout: pe.apply_rope(x, p, base=base, layout=layout),
+    lambda x, p, base, layout: pe.RotaryEmbedding(x.shape[-1], base=base, layout=layout)(x, p),
+    lambda x, p, base, layout: pe.rotate_pairs(x, *(lambda a: (a.cos(), a.sin()))(pe.rope_angles(p, pe.rope_frequencies(x.shape[-1], base))), layout=layout),
+    lambda x, p, base, layout: rope_half(x[..., pe.interleaved_to_half_permutation(x.shape[-1])], p, base)[..., pe.half_to_interleaved_permutation(x.shape[-1])]
+    if layout == "interleaved" else rope_half(x, p, base) * pe.rope_frequencies(2)[0],
+], ids=["apply_rope", "RotaryEmbedding", "rotate_pairs", "permutations-or-frequencies"])
+def test_rope_checkers_fail_an_answer_that_calls_the_library(checker, layout, call, capsys):
+    result = checker(lambda x, p, base=10000.0: call(x, p, base, layout))
+    assert not result and result.reason == "calls the library"
+    assert "switched off" in capsys.readouterr().out
+
+
+def test_an_instance_made_before_the_check_is_switched_off_too():
+    rotary = pe.RotaryEmbedding(8)  # made outside the student's function, used inside it
+    result = check_rope_half(lambda x, p, base=10000.0: rotary(x, p))
+    assert not result and result.reason == "calls the library"
+    assert torch.allclose(rotary(torch.ones(1, 2, 8), torch.arange(2)), pe.apply_rope(torch.ones(1, 2, 8)))  # restored
 
 
 def test_rope_checker_reports_a_crash_instead_of_raising(capsys):
@@ -162,10 +196,22 @@ def test_alibi_slopes_passes_on_right_answers():
         (lambda n: [2.0 ** (-8.0 * h / n) for h in range(n)], "off by one"),
         (lambda n: authors_slopes(2 ** math.floor(math.log2(n))) + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[1::2][: n - 2 ** math.floor(math.log2(n))], "[1::2]"),
         (lambda n: authors_slopes(2 ** math.floor(math.log2(n))) + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[: n - 2 ** math.floor(math.log2(n))], "first n - p"),
-        (lambda n: authors_slopes(n)[:-1], "for a power of two n"),  # one slope short: generic hint
+        (lambda n: authors_slopes(n)[:-1], "the shape is"),  # one slope short
+        (lambda n: [2.0 ** (-8.0 * h / 2 ** math.ceil(math.log2(n))) for h in range(1, n + 1)], "next power of two"),
     ],
-    ids=["naive", "sorted-desc", "sorted-asc", "zero-based", "odd-extras", "first-extras", "too-short"],
+    ids=["naive", "sorted-desc", "sorted-asc", "zero-based", "odd-extras", "first-extras", "too-short", "next-power"],
 )
 def test_alibi_slopes_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
-    assert not check_alibi_slopes(wrong)
+    result = check_alibi_slopes(wrong)
+    assert not result and result.hint != SLOPES_HINT
     assert hint in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("call", [
+    lambda n: pe.alibi_slopes(n),
+    lambda n: -pe.alibi_bias(n, 2, causal=False)[:, 0, 1],
+    lambda n: -pe.alibi_bias_compact(n, 2)[:, 0, 0],
+], ids=["alibi_slopes", "alibi_bias", "alibi_bias_compact"])
+def test_alibi_slopes_fails_an_answer_that_calls_the_library(call, capsys):
+    result = check_alibi_slopes(call)
+    assert not result and result.reason == "calls the library"

@@ -1,4 +1,6 @@
-"""The checkers of chapters 2-4: each fails on the stub and on typical wrong answers, and passes the solution."""
+"""The checkers of chapters 2-4: each fails on the stub, on an answer that calls the library it asks the
+student to write, and on typical wrong answers (each with its specific hint), and passes right answers
+written in several valid forms."""
 
 import math
 
@@ -8,6 +10,8 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib.exercises import check_add_positions, check_position_lookup, check_shift_matrix, check_sinusoidal
+from posenc_lib.exercises.learned import LOOKUP_HINT
+from posenc_lib.exercises.sinusoidal import SHIFT_HINT, SINUSOIDAL_HINT
 
 
 def stub(*args):
@@ -17,43 +21,44 @@ def stub(*args):
 # --- check_sinusoidal ---------------------------------------------------------------------------
 
 
-def sinusoidal_solution(seq_len, d_model):
-    return pe.sinusoidal_encoding(seq_len, d_model)
+def table(seq_len, d_model, *, exponent=lambda k, d: 2 * k / d, cos_exponent=None, swap=False, first=0,
+          concatenated=False, dtype=np.float64):
+    """A sinusoidal table written with NumPy (no posenc_lib), with one mistake switched on if asked."""
+    cos_exponent = cos_exponent or exponent
+    p = np.arange(first, first + seq_len, dtype=np.float64)[:, None]  # (s, 1)
+    sines = p / 10000.0 ** exponent(np.arange((d_model + 1) // 2), d_model)  # (s, ceil(d/2)) angles
+    cosines = p / 10000.0 ** cos_exponent(np.arange(d_model // 2), d_model)  # (s, floor(d/2))
+    even, odd = (np.cos(sines), np.sin(cosines)) if swap else (np.sin(sines), np.cos(cosines))
+    if concatenated:
+        return np.concatenate([even, odd], axis=1).astype(dtype)
+    out = np.zeros((seq_len, d_model), dtype=dtype)
+    out[:, 0::2], out[:, 1::2] = even, odd
+    return out
 
 
 def sinusoidal_student_loop(seq_len, d_model):
-    """A right answer written independently of the library, returning a torch tensor."""
-    table = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    """A right answer as a double loop, returning a torch tensor."""
+    out = torch.zeros(seq_len, d_model, dtype=torch.float64)
     for p in range(seq_len):
         for c in range(d_model):
             angle = p / 10000 ** (2 * (c // 2) / d_model)
-            table[p, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
-    return table
-
-
-def _loop(seq_len, d_model, exponent, cos_exponent=None, swap=False):
-    cos_exponent = cos_exponent or exponent
-    table = np.zeros((seq_len, d_model))
-    for p in range(seq_len):
-        for c in range(d_model):
-            k = c // 2
-            if c % 2 == 0:
-                table[p, c] = (np.cos if swap else np.sin)(p / 10000 ** exponent(k, d_model))
-            else:
-                table[p, c] = (np.sin if swap else np.cos)(p / 10000 ** cos_exponent(k, d_model))
-    return table
+            out[p, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+    return out
 
 
 SINUSOIDAL_WRONG = {
-    "off-by-one exponent 2(k+1)/d": (lambda s, d: _loop(s, d, lambda k, d: 2 * (k + 1) / d), "off by one pair"),
-    "odd column uses its own index": (
-        lambda s, d: _loop(s, d, lambda k, d: 2 * k / d, lambda k, d: (2 * k + 1) / d),
-        "SAME frequency",
-    ),
-    "exponent 2i/d with i the column index": (lambda s, d: _loop(s, d, lambda k, d: 4 * k / d), "doubled the index"),
-    "sin and cos swapped": (lambda s, d: _loop(s, d, lambda k, d: 2 * k / d, swap=True), "swapped"),
-    "concatenated layout": (lambda s, d: pe.sinusoidal_encoding(s, d, layout="concatenated"), "concatenated layout"),
-    "returns a list of lists": (lambda s, d: np.zeros((s, d)).tolist(), "row p, column 2k"),
+    "off-by-one exponent 2(k+1)/d": (lambda s, d: table(s, d, exponent=lambda k, d: 2 * (k + 1) / d), "off by one pair"),
+    "odd column uses its own index": (lambda s, d: table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d), "SAME frequency"),
+    "exponent 2i/d with i the column index": (lambda s, d: table(s, d, exponent=lambda k, d: 4 * k / d), "doubled the index"),
+    "sin and cos swapped": (lambda s, d: table(s, d, swap=True), "swapped"),
+    "concatenated layout": (lambda s, d: table(s, d, concatenated=True), "concatenated layout"),
+    "positions start at 1": (lambda s, d: table(s, d, first=1), "positions start at 0"),
+    "exponent sign flipped": (lambda s, d: table(s, d, exponent=lambda k, d: -2 * k / d), "sign is flipped"),
+    "an extra column for odd d": (lambda s, d: table(s, d + d % 2), "d_model + 1 columns"),
+    "a list of lists of zeros": (lambda s, d: np.zeros((s, d)).tolist(), "every entry of your result is 0"),
+    "forgot to return": (lambda s, d: None, "returned None"),
+    "crashes on odd d": (lambda s, d: table(s, d) if d % 2 == 0 else np.zeros((s, d))[:, ::3] @ np.ones((2, 2)),
+                         "odd d_model: the last column"),
 }
 
 
@@ -68,27 +73,38 @@ def test_sinusoidal_checker_fails_wrong_answers_with_the_right_hint(name, capsys
     result = check_sinusoidal(wrong)
     assert not result
     assert hint in capsys.readouterr().out
-
-
-def test_sinusoidal_checker_catches_a_wrong_odd_width():
-    def even_only(seq_len, d_model):  # right for even d, one column too many for odd d
-        return pe.sinusoidal_encoding(seq_len, d_model + d_model % 2)
-
-    result = check_sinusoidal(even_only)
-    assert not result and "d_model + 1 columns" in result.message
+    assert result.hint != SINUSOIDAL_HINT  # a specific hint, not the general one
 
 
 def test_sinusoidal_checker_passes_solutions():
-    assert check_sinusoidal(sinusoidal_solution)
+    assert check_sinusoidal(table)
     assert check_sinusoidal(sinusoidal_student_loop)
-    assert check_sinusoidal(lambda s, d: pe.sinusoidal_encoding(s, d, dtype=torch.float32))
+    assert check_sinusoidal(lambda s, d: torch.from_numpy(table(s, d, dtype=np.float32)))  # float32, torch
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, d: pe.sinusoidal_encoding(s, d),
+    lambda s, d: pe.sinusoidal_encoding_loop(s, d),
+    lambda s, d: pe.SinusoidalPositionalEncoding(d, s)(torch.zeros(1, s, d))[0],
+    lambda s, d: np.sin(np.arange(s)[:, None] * pe.sinusoidal_frequencies(d)),
+])
+def test_sinusoidal_checker_fails_an_answer_that_calls_the_library(call, capsys):
+    result = check_sinusoidal(call)
+    assert not result and result.reason == "calls the library"
+    assert "switched off" in capsys.readouterr().out
 
 
 # --- check_shift_matrix -------------------------------------------------------------------------
 
 
-def shift_solution(k, d_model):
-    return pe.shift_matrix(k, d_model)
+def blocks(k, d_model, *, omega=None, sign=1.0, mirror=-1.0):
+    """Block-diagonal 2x2 rotations by k * omega_j, written with NumPy."""
+    omega = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model) if omega is None else omega
+    m = np.zeros((d_model, d_model))
+    for j, w in enumerate(omega):
+        c, s = math.cos(k * w), math.sin(k * w)
+        m[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [mirror * sign * s, c]]
+    return m
 
 
 def shift_by_least_squares(k, d_model):
@@ -97,24 +113,25 @@ def shift_by_least_squares(k, d_model):
     Positions spread over 60000 steps so that even the slowest pair turns far enough
     for the least-squares problem to be well conditioned.
     """
-    table = pe.sinusoidal_encoding(60_100, d_model)
+    full = table(60_100, d_model)
     start = np.arange(50, 60_000, 37)  # sample positions p
-    solution, *_ = np.linalg.lstsq(table[start], table[start + k], rcond=None)  # table[p] @ M^T = table[p+k]
+    solution, *_ = np.linalg.lstsq(full[start], full[start + k], rcond=None)  # table[p] @ M^T = table[p+k]
     return solution.T
 
 
-def rotation_for_all_pairs_by_k(k, d_model):
-    m = np.zeros((d_model, d_model))
-    for j in range(d_model // 2):
-        c, s = math.cos(k), math.sin(k)
-        m[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, s], [-s, c]]
-    return m
+def concatenated_shift(k, d):  # the layout of fairseq / tensor2tensor
+    order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+    return blocks(k, d)[np.ix_(order, order)]
 
 
 SHIFT_WRONG = {
-    "shifts by -k (transposed)": (lambda k, d: pe.shift_matrix(k, d).T, "wrong way"),
-    "same angle k for every pair": (rotation_for_all_pairs_by_k, "its own angle"),
-    "identity": (lambda k, d: np.eye(d), "block-diagonal"),
+    "shifts by -k (transposed)": (lambda k, d: blocks(k, d).T, "wrong way"),
+    "same angle k for every pair": (lambda k, d: blocks(k, d, omega=np.ones(d // 2)), "its own angle"),
+    "identity": (lambda k, d: np.eye(d), "does not depend on k"),
+    "frequencies off by one pair": (lambda k, d: blocks(k, d, omega=10000.0 ** (-2.0 * (np.arange(d // 2) + 1) / d)), "off by one pair"),
+    "concatenated layout": (concatenated_shift, "concatenated layout"),
+    "blocks that are not rotations": (lambda k, d: blocks(k, d, mirror=1.0), "not rotations"),
+    "a torch tensor of the wrong size": (lambda k, d: torch.eye(d + 1), "the shape is"),
 }
 
 
@@ -125,22 +142,20 @@ def test_shift_checker_fails_the_stub():
 @pytest.mark.parametrize("name", SHIFT_WRONG)
 def test_shift_checker_fails_wrong_answers(name, capsys):
     wrong, hint = SHIFT_WRONG[name]
-    assert not check_shift_matrix(wrong)
+    result = check_shift_matrix(wrong)
+    assert not result and result.hint != SHIFT_HINT
     assert hint in capsys.readouterr().out
 
 
-def test_shift_checker_recognises_the_concatenated_layout(capsys):
-    def concatenated(k, d):  # the layout of fairseq / tensor2tensor
-        perm = pe.interleaved_to_concatenated_permutation(d)
-        return pe.shift_matrix(k, d)[np.ix_(perm, perm)]
-
-    assert not check_shift_matrix(concatenated)
-    assert "concatenated layout" in capsys.readouterr().out
-
-
 def test_shift_checker_passes_solutions():
-    assert check_shift_matrix(shift_solution)
+    assert check_shift_matrix(blocks)
     assert check_shift_matrix(shift_by_least_squares)
+    assert check_shift_matrix(lambda k, d: torch.from_numpy(blocks(k, d)).float())
+
+
+def test_shift_checker_fails_an_answer_that_calls_the_library(capsys):
+    assert not check_shift_matrix(lambda k, d: pe.shift_matrix(k, d))
+    assert "posenc_lib.shift_matrix" in capsys.readouterr().out
 
 
 # --- check_position_lookup ----------------------------------------------------------------------
@@ -151,6 +166,17 @@ def lookup_solution(table, positions):
     for p in positions.tolist():
         if not 0 <= p < max_len:
             raise ValueError(f"position {p} requested, but the table has positions 0..{max_len - 1} (max_len={max_len})")
+    return table[positions]
+
+
+class PositionError(ValueError):
+    """A subclass of ValueError, as a library of the student's own might define."""
+
+
+def lookup_with_own_error(table, positions):
+    bad = positions[(positions < 0) | (positions >= table.shape[0])]
+    if bad.numel():
+        raise PositionError(f"position {int(bad[0])} is outside the table (max_len={table.shape[0]})")
     return table[positions]
 
 
@@ -180,6 +206,22 @@ def lookup_vague_message(table, positions):
     return table[positions]
 
 
+def lookup_index_error(table, positions):
+    if positions.min() < 0 or positions.max() >= table.shape[0]:
+        raise IndexError(f"position {int(positions.max())} >= max_len={table.shape[0]}")
+    return table[positions]
+
+
+def lookup_refuses_the_last_row(table, positions):
+    if positions.min() < 0 or positions.max() >= table.shape[0] - 1:
+        raise ValueError(f"position {int(positions.max())}, max_len={table.shape[0]}")
+    return table[positions]
+
+
+def lookup_clamps(table, positions):
+    return table[positions.clamp(0, table.shape[0] - 1)]
+
+
 def test_lookup_checker_fails_the_stub():
     assert not check_position_lookup(stub)
 
@@ -188,23 +230,31 @@ def test_lookup_checker_fails_the_stub():
     "wrong,hint",
     [
         (lookup_bare, "IndexError"),
-        (lookup_embedding, "return table[positions]"),
+        (lookup_embedding, "IndexError"),
         (lookup_off_by_one, "use >="),
         (lookup_upper_only, "negative position"),
-        (lookup_vague_message, "names the offending position"),
+        (lookup_vague_message, "must contain the position and max_len"),
+        (lookup_index_error, "raise ValueError (or a subclass of it), not IndexError"),
+        (lookup_refuses_the_last_row, "max_len - 1 is the last row"),
+        (lookup_clamps, "returned rows: raise ValueError"),
     ],
-    ids=["bare-indexing", "F.embedding", "off-by-one", "upper-only", "vague-message"],
+    ids=["bare-indexing", "F.embedding", "off-by-one", "upper-only", "vague-message", "index-error", "refuses-last",
+         "clamps"],
 )
 def test_lookup_checker_fails_wrong_answers(wrong, hint, capsys):
-    assert not check_position_lookup(wrong)
+    result = check_position_lookup(wrong)
+    assert not result and result.hint != LOOKUP_HINT
     assert hint in capsys.readouterr().out
 
 
 def test_lookup_checker_passes_solutions():
     assert check_position_lookup(lookup_solution)
+    assert check_position_lookup(lookup_with_own_error)  # a subclass of ValueError is a ValueError
 
-    def via_module(table, positions):  # reuse the library's module: its message names position and max_len
-        module = pe.LearnedPositionalEmbedding(table.shape[1], table.shape[0])
+
+def test_lookup_checker_fails_an_answer_that_uses_the_library_module(capsys):
+    def via_module(table, positions):  # the library's module raises a ValueError naming position and max_len
+        module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
         with torch.no_grad():
             module.embedding.weight.copy_(table)
         if positions.min() < 0:
@@ -214,18 +264,24 @@ def test_lookup_checker_passes_solutions():
             module(torch.zeros(1, top + 1, table.shape[1]))  # raises the library's ValueError
         return table[positions]
 
-    assert check_position_lookup(via_module)
+    result = check_position_lookup(via_module)
+    assert not result and result.reason == "calls the library"
+    assert "LearnedPositionalEmbedding" in capsys.readouterr().out
 
 
 def test_lookup_checker_rejects_non_callables():
     assert not check_position_lookup("table[positions]")
 
 
-# --- check_add_positions ------------------------------------------------------------------------
+# --- check_add_positions (the library is part of this exercise: it asks for pe.sinusoidal_encoding) -----
+
+
+def positions_table(seq_len, d_model, first=0):
+    return torch.as_tensor(pe.sinusoidal_encoding(first + seq_len, d_model))[first:].float()  # (s, d)
 
 
 def add_solution(words, d_model):
-    return pe.embed_words(words, d_model) + pe.sinusoidal_encoding(len(words), d_model)
+    return pe.embed_words(words, d_model) + positions_table(len(words), d_model)
 
 
 def test_add_positions_checker_fails_the_stub():
@@ -235,10 +291,10 @@ def test_add_positions_checker_fails_the_stub():
 @pytest.mark.parametrize(
     "wrong,hint",
     [
-        (lambda w, d: pe.embed_words(w, d) + pe.sinusoidal_encoding(len(w) + 1, d)[1:], "position 0"),
+        (lambda w, d: pe.embed_words(w, d) + positions_table(len(w), d, first=1), "position 0"),
         (lambda w, d: pe.embed_words(w, d), "word vectors alone"),
-        (lambda w, d: torch.cat([pe.embed_words(w, d), pe.sinusoidal_encoding(len(w), d)], -1), "concatenated"),
-        (lambda w, d: pe.embed_words(w, d) * pe.sinusoidal_encoding(len(w), d), "row i must be"),
+        (lambda w, d: torch.cat([pe.embed_words(w, d), positions_table(len(w), d)], -1), "concatenated"),
+        (lambda w, d: pe.embed_words(w, d) * positions_table(len(w), d), "multiplied"),
     ],
     ids=["starts-at-1", "no-positions", "concatenated", "multiplied"],
 )

@@ -11,10 +11,12 @@ student edition in a temporary folder, and for every notebook found under book/:
 - no output of a solution cell appears in it;
 - run cell by cell (errors allowed), the only errors are ``NotImplementedError`` in
   cells that hold a stub, and every checker called on a stubbed function prints a
-  failing verdict instead of crashing.
+  failing verdict instead of crashing. The run is nbgrader's autograde of the untouched
+  release (tests/_nbgrader_course.py), which tests/test_nbgrader.py shows to be the student
+  edition plus locked test cells; the test cells are left out of this check.
 
 The solution lines and outputs are found here independently of the generator's own
-bookkeeping (only the MyST fence reader is shared).
+bookkeeping (only the MyST directive reader is shared).
 """
 
 from __future__ import annotations
@@ -33,16 +35,36 @@ import pytest
 from nbclient import NotebookClient
 
 from _exercise_fixture import ROOT, SQUARE_STUDENT, TOTAL_STUDENT, code, load_tool, md, solution_notebook, write_book
+from posenc_lib.exercises._core import FAIL_MARK, PASS_MARK
 
 ms = load_tool("make_student")
 
-BOOK_NOTEBOOKS = ms.solution_notebooks(ROOT / "book")
+BOOK_NOTEBOOKS = [path for path, _ in ms.toc_chapters(ROOT)]
 STUB = re.compile(r"^(?P<indent>\s*)# YOUR CODE HERE\n(?P=indent)raise NotImplementedError\(\)\s*$", re.MULTILINE)
 TEXT_STUB = "YOUR ANSWER HERE"
 
 
 def source(cell) -> str:
-    return ms.cell_source(cell)
+    return cell["source"]
+
+
+def output_texts(cell) -> list[str]:
+    """Every text payload of a cell's outputs (streams, results, images as base64, tracebacks)."""
+    texts = []
+    for output in cell.get("outputs", []):
+        texts += [output["text"]] if "text" in output else []
+        texts += [v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in output.get("data", {}).values()]
+        texts += ["\n".join(output["traceback"])] if "traceback" in output else []
+    return texts
+
+
+def student_version(notebook: nbformat.NotebookNode, name: str = "x.ipynb") -> nbformat.NotebookNode:
+    """The student edition of one notebook (written to a temporary file: the generator reads files)."""
+    import tempfile
+
+    folder = pathlib.Path(tempfile.mkdtemp())
+    nbformat.write(notebook, folder / name)
+    return ms.student_notebook(ms.read_chapter(folder / name))
 
 
 def read(path: pathlib.Path) -> nbformat.NotebookNode:
@@ -77,10 +99,11 @@ def test_exercise_text_stays_as_plain_markdown_and_the_solution_wrappers_go(fixt
     _, _, student = fixture_edition
     markdown = "\n\n".join(source(c) for c in student.cells if c.cell_type == "markdown")
     assert "#### Exercise 1.1: Square a number\n\nWrite `square(x)` that returns $x^2$." in markdown
-    assert "#### Exercise 1.2: Loop sum" in markdown  # a colon fence
+    assert "#### Exercise 1.2: Loop sum" in markdown  # a longer fence around a nested directive
+    assert "```{note}\nA nested directive" in markdown  # kept as written: it is part of the exercise
     assert "#### Exercise 1.3: Explain\n\nWhy is $x^2 \\geq 0$?" in markdown
     assert markdown.count("**Your answer.**") == 4
-    for gone in ("{exercise}", "{solution", ":label:", ":class: dropdown", "```", ":::"):
+    for gone in ("{exercise}", "{solution", ":label:", ":class: dropdown", "````"):
         assert gone not in markdown
 
 
@@ -126,32 +149,24 @@ def test_a_cell_that_rebinds_a_name_cleanly_keeps_its_output():
         code("value = 2\nprint(value)", [nbformat.v4.new_output("stream", name="stdout", text="2\n")], count=1),
         code("print(value + 1)", [nbformat.v4.new_output("stream", name="stdout", text="3\n")], count=2),
     ])
-    result = ms.make_student_notebook(notebook, path=pathlib.Path("x.ipynb"))
-    assert [len(c.get("outputs", [])) for c in result.notebook["cells"] if c["cell_type"] == "code"] == [0, 1, 1]
+    student = student_version(notebook)
+    assert [len(c.get("outputs", [])) for c in student.cells if c.cell_type == "code"] == [0, 1, 1]
 
 
 @pytest.mark.parametrize("bad", [
     "def f():\n    ### BEGIN SOLUTION\n    return 1\n",  # never closed
-    "def f():\n    return 1\n    ### END SOLUTION\n",  # END without BEGIN
-    "### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",  # nested
+    "def f():\n    return 1\n    ### END SOLUTION\n",  # END without BEGIN: the lines above it would leak
+    "### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### END SOLUTION\n",  # nested
+    "### END SOLUTION\nx = 1\n### BEGIN SOLUTION\n",  # the wrong way round
 ])
 def test_unbalanced_markers_are_an_error_naming_the_cell(bad):
     notebook = nbformat.v4.new_notebook(cells=[md("# t"), code(bad)])
     with pytest.raises(ms.NotebookError, match="broken.ipynb, cell 1"):
-        ms.make_student_notebook(notebook, path=pathlib.Path("broken.ipynb"))
-
-
-def test_hidden_tests_are_removed_and_markers_in_markdown_become_the_text_stub():
-    text, removed = ms.replace_marked_regions(
-        "assert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 4  # SECRET\n### END HIDDEN TESTS", ms.CODE_STUB, where="t")
-    assert text == "assert f(1) == 1" and removed == []
-    text, removed = ms.replace_marked_regions("Answer:\n\n  <!-- BEGIN SOLUTION -->\n  It is 4.\n  <!-- END SOLUTION -->\nDone.",
-                                              [TEXT_STUB], where="t")
-    assert text == f"Answer:\n\n  {TEXT_STUB}\nDone." and removed == [["  It is 4."]]
+        student_version(notebook, "broken.ipynb")
 
 
 def test_the_edition_has_the_library_a_readme_and_a_reproducible_zip(fixture_edition, tmp_path):
-    root, edition, _ = fixture_edition
+    root, _, _ = fixture_edition
     out = root / "student"
     library = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "posenc_lib").rglob("*.py"))
     assert sorted(p.relative_to(out).as_posix() for p in (out / "posenc_lib").rglob("*.py")) == library
@@ -161,9 +176,8 @@ def test_the_edition_has_the_library_a_readme_and_a_reproducible_zip(fixture_edi
     with zipfile.ZipFile(root / "student.zip") as archive:
         names = sorted(archive.namelist())
     assert names == sorted(f"student/{p.relative_to(out).as_posix()}" for p in out.rglob("*") if p.is_file())
-    again = ms.make_student_edition(root / "book", tmp_path / "student", root=root, zip_path=tmp_path / "student.zip")
+    ms.make_student_edition(root / "book", tmp_path / "student", root=root, zip_path=tmp_path / "student.zip")
     assert (tmp_path / "student.zip").read_bytes() == (root / "student.zip").read_bytes()
-    assert again.results[0].stub_cells == edition.results[0].stub_cells
 
 
 def test_the_copied_library_is_the_one_the_edition_imports(fixture_edition):
@@ -217,30 +231,38 @@ def test_it_refuses_to_replace_a_folder_that_is_not_an_edition(tmp_path):
     assert (tmp_path / "precious" / "thesis.tex").read_text() == "keep me"
 
 
-def test_the_nbgrader_export_marks_answers_and_adds_autograder_tests():
-    notebook = json.loads(nbformat.writes(solution_notebook()))
-    exported = ms.make_nbgrader_notebook(notebook, path=pathlib.Path("fixture.ipynb"), prefix="1.")
-    graded = [c for c in exported["cells"] if "nbgrader" in c["metadata"]]
-    grade_ids = [c["metadata"]["nbgrader"]["grade_id"] for c in graded]
+def test_the_nbgrader_source_marks_answers_and_adds_autograder_tests(tmp_path):
+    root = write_book(tmp_path, {"fixture": solution_notebook()})
+    chapter = ms.read_chapter(root / "book" / "fixture.ipynb", 1)
+    graded = [c for c in chapter.source.cells if "nbgrader" in c.metadata]
+    grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in graded]
     assert len(grade_ids) == len(set(grade_ids))
-    answers = [c for c in graded if c["metadata"]["nbgrader"]["solution"]]
-    assert [c["cell_type"] for c in answers] == ["code", "code", "markdown", "code", "markdown"]
-    assert "SECRET-A" in ms.cell_source(answers[0])  # nbgrader removes the solution itself
-    tests = [c for c in graded if not c["metadata"]["nbgrader"]["solution"]]
-    assert [ms.cell_source(c).split("\n")[-1] for c in tests] == ["assert check_square(square)", "assert check_total(total)"]
-    assert all(c["metadata"]["nbgrader"]["locked"] and c["metadata"]["nbgrader"]["points"] == 1 for c in tests)
-    assert "SECRET-EXPLANATION" not in json.dumps(exported)  # untagged text in a solution is not for students either
+    answers = [c for c in graded if c.metadata["nbgrader"]["solution"]]
+    assert [c.cell_type for c in answers] == ["code", "code", "markdown", "code", "markdown"]
+    assert "SECRET-A" in source(answers[0])  # nbgrader removes the solution itself
+    assert [c.metadata["nbgrader"].get("points") for c in answers] == [None, None, 1, 1, 1]  # by hand: no checker
+    tests = [c for c in graded if not c.metadata["nbgrader"]["solution"]]
+    assert [source(c).split("\n")[-1] for c in tests] == ["assert check_square(square)", "assert check_total(total)"]
+    assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] == 2 for c in tests)
+    assert "SECRET-EXPLANATION" not in nbformat.writes(chapter.source)  # untagged text in a solution is not for students
+    assert [e.points for e in chapter.exercises] == [(2, 0), (2, 0), (0, 1), (0, 2)]
 
 
-def test_the_toc_reader_without_pyyaml_agrees_with_pyyaml():
-    import yaml
+def test_a_checker_call_inside_an_if_gets_a_test_cell_too(tmp_path):
+    notebook = solution_notebook()
+    notebook.cells[5].source = notebook.cells[5].source.replace("check_square(square)", "if check_square(square):\n    print('ok')")
+    root = write_book(tmp_path, {"fixture": notebook})
+    chapter = ms.read_chapter(root / "book" / "fixture.ipynb", 1)
+    assert "assert check_square(square)" in [source(c).split("\n")[-1] for c in chapter.source.cells]
 
-    text = (ROOT / "_toc.yml").read_text()
-    simple = ms._read_simple_toc(text)
-    full = yaml.safe_load(text)
-    files = lambda toc: [[c.get("file") for c in p.get("chapters", []) if isinstance(c, dict)] for p in toc["parts"]]  # noqa: E731
-    assert files(simple) == files(full)
-    assert [bool(p.get("numbered")) for p in simple["parts"]] == [bool(p.get("numbered")) for p in full["parts"]]
+
+def test_the_nbgrader_course_has_a_config_that_keeps_teaching_outputs(tmp_path):
+    root = write_book(tmp_path, {"fixture": solution_notebook()})
+    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None, nbgrader=root / "course")
+    assert "c.ClearOutput.enabled = False" in (root / "course" / "nbgrader_config.py").read_text()
+    source_notebook = nbformat.read(root / "course" / "source" / "fixture" / "fixture.ipynb", as_version=4)
+    assert "teaching output kept" in json.dumps([c.get("outputs") for c in source_notebook.cells])
+    assert "LEAKED-OUTPUT" not in nbformat.writes(source_notebook)
 
 
 # --------------------------------------------------------------------------- running a student notebook
@@ -284,6 +306,8 @@ def execution_problems(notebook: nbformat.NotebookNode) -> list[str]:
             continue
         text = source(cell)
         has_stub = bool(STUB.search(text))
+        if cell.metadata.get("nbgrader", {}).get("locked") and not cell.metadata["nbgrader"].get("solution"):
+            continue  # an nbgrader test cell: it fails on a stub by design
         if has_stub:
             stubbed |= ms.names_used_and_bound(text)[1]
         errors = [o for o in cell.outputs if o.output_type == "error"]
@@ -295,9 +319,9 @@ def execution_problems(notebook: nbformat.NotebookNode) -> list[str]:
             continue
         printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         for name, arguments in checker_calls(text):
-            if "✅" not in printed and "❌" not in printed:
+            if PASS_MARK not in printed and FAIL_MARK not in printed:
                 problems.append(f"cell {index}: {name}(...) printed no verdict")
-            elif arguments & stubbed and "❌" not in printed:
+            elif arguments & stubbed and FAIL_MARK not in printed:
                 problems.append(f"cell {index}: {name}(...) on a stub did not print a failing verdict:\n{printed[:300]}")
     return problems
 
@@ -307,7 +331,7 @@ def test_the_fixture_edition_runs_up_to_each_stub(fixture_edition):
     executed = execute(root / "student" / "book" / "fixture.ipynb")
     assert execution_problems(executed) == []
     printed = {i: "".join(o.get("text", "") for o in c.outputs) for i, c in enumerate(executed.cells) if c.cell_type == "code"}
-    verdicts = [text for text in printed.values() if "❌" in text]
+    verdicts = [text for text in printed.values() if FAIL_MARK in text]
     assert len(verdicts) == 2 and all("not implemented yet" in text for text in verdicts)
     errors = [o.ename for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors == ["NotImplementedError"]  # the tagged code cell, a stub at top level
@@ -346,10 +370,10 @@ def solution_parts(notebook: nbformat.NotebookNode) -> tuple[list[str], list[int
         if cell.cell_type == "markdown":
             text_lines = text.split("\n")
             cursor = 0
-            for directive in ms.find_directives(text):
+            for directive in ms.directives(text):
                 if inside:
                     lines += text_lines[cursor:directive.start]
-                cursor = directive.end + 1
+                cursor = directive.end
                 if directive.name == "solution":
                     lines += directive.body.split("\n")
                 elif directive.name == "solution-start":
@@ -369,14 +393,14 @@ def trivial(line: str) -> bool:
 
 
 def output_lines(cell) -> list[str]:
-    return [line.strip() for text in ms.output_texts(cell) for line in text.split("\n")]
+    return [line.strip() for text in output_texts(cell) for line in text.split("\n")]
 
 
 @pytest.fixture(scope="module")
 def book_edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("edition") / "student"
-    edition = ms.make_student_edition(ROOT / "book", out, zip_path=None)
-    return {r.path.name: r for r in edition.results}, out
+    chapters = ms.make_student_edition(ROOT / "book", out, zip_path=None)
+    return {c.path.name: c for c in chapters}, out
 
 
 @pytest.fixture(scope="module")
@@ -394,9 +418,10 @@ def book_solutions():
 
 
 def test_the_book_has_exercises(book_edition):
-    results, _ = book_edition
-    assert sum(len(r.exercises) for r in results.values()) > 0, "no exercises in any notebook under book/"
-    assert sum(len(r.stub_cells) for r in results.values()) > 0, "exercises, but no solution is marked for the student edition"
+    chapters, _ = book_edition
+    assert sum(len(c.exercises) for c in chapters.values()) > 0, "no exercises in any notebook under book/"
+    assert sum(e.code_answers + e.manual for c in chapters.values() for e in c.exercises) > 0, \
+        "exercises, but no solution is marked for the student edition"
 
 
 @pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
@@ -428,7 +453,8 @@ def test_no_output_of_a_solution_cell_is_in_the_student_edition(path, book_editi
 
 
 @pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
-def test_the_student_notebook_runs_up_to_each_stub(path, book_edition):
-    _, out = book_edition
-    problems = execution_problems(execute(out / path.relative_to(ROOT)))
+def test_the_student_notebook_runs_up_to_each_stub(path):
+    from _nbgrader_course import course
+
+    problems = execution_problems(course().executed(path.stem, "untouched"))
     assert problems == [], "\n\n".join(problems)

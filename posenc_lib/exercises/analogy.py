@@ -40,6 +40,8 @@ def check_add_positions(fn: Callable[[list[str], int], Any]) -> CheckResult:
             "you concatenated [word | position] (2 * d_model columns); the Transformer adds them, keeping d_model.",
             lambda w, d: torch.cat([embed_words(w, d), _positions(len(w), d)], dim=-1),
         ),
+        Diagnosis("you multiplied the two; the position vector is added to the word vector.",
+                  lambda w, d: embed_words(w, d) * _positions(len(w), d)),
     ]
     return check_function(
         "Word vector + position vector",

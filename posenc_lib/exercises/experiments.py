@@ -28,6 +28,7 @@ import torch
 
 from ..model import TransformerConfig, build_model
 from ..rope import RotaryEmbedding, rope_frequencies
+from ..rope_scaling import linear_scaling_frequencies
 from ..rope_scaling import ntk_aware_frequencies
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
@@ -229,4 +230,5 @@ def check_interpolate(fn: Callable[[Any, float], Any]) -> CheckResult:
         "frequencies=rope_frequencies(head_dim) / factor); leave the model you were given unchanged.",
         diagnoses=INTERPOLATION_DIAGNOSES,
         compare=_same_logits,
+        forbidden=[linear_scaling_frequencies],
     )

@@ -3,11 +3,17 @@
 - ``check_ntk_frequencies(fn)``: ``fn(head_dim, factor, base=10000.0)`` returns
   the ``(d/2,)`` RoPE frequencies of NTK-aware scaling; the reference is
   :func:`posenc_lib.ntk_aware_frequencies` applied to :func:`posenc_lib.rope_frequencies`.
+- ``check_llama3_groups(fn)``: ``fn(frequencies, original_len)`` returns how many pairs Llama 3.1's
+  rule leaves unchanged, blends and divides, ``(unchanged, blended, divided)``.
 - ``check_t5_bucket(fn)``: ``fn(relative_position, bidirectional=True,
   num_buckets=32, max_distance=128)`` returns T5's bucket for every entry of an
   integer tensor; the reference is :func:`posenc_lib.t5_relative_position_bucket`.
   The cases avoid the few settings where float64 and float32 arithmetic put a
   distance in different buckets, so an answer in either precision passes.
+
+Each answer runs with the library code that computes it switched off: NTK-aware scaling and
+:func:`posenc_lib.rope_frequencies`; :func:`posenc_lib.llama3_frequencies`; T5's bucket function and
+:class:`posenc_lib.T5RelativeBias`.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ from typing import Any, Callable
 
 import torch
 
-from ..relative import relative_positions, t5_relative_position_bucket
+from ..relative import T5RelativeBias, relative_positions, t5_relative_position_bucket
 from ..rope import rope_frequencies
-from ..rope_scaling import linear_scaling_frequencies, ntk_aware_frequencies
+from ..rope_scaling import dynamic_ntk_frequencies, llama3_frequencies, ntk_aware_base, ntk_aware_frequencies
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 # --- NTK-aware frequencies ---------------------------------------------------------------------
@@ -33,15 +39,40 @@ NTK_SETTINGS = [  # (head_dim, factor, base)
 ]
 
 
+NTK_CODE = (ntk_aware_frequencies, ntk_aware_base, dynamic_ntk_frequencies, rope_frequencies)
+NTK_HINT = ("compute the new base b' = base * factor ** (d / (d - 2)) and return the standard frequencies "
+            "b' ** (-2k / d) for k = 0 .. d/2 - 1, as a tensor of shape (d/2,).")
+
+
+def _theta(head_dim: int, base: float, exponent: float = 2.0) -> torch.Tensor:
+    """``base^(-exponent k / d)`` for ``k = 0 .. d/2 - 1``, float64 ``(d/2,)``."""
+    return base ** (-exponent * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+
+
 def _ntk(head_dim: int, factor: float, base: float = 10000.0) -> torch.Tensor:
-    return ntk_aware_frequencies(rope_frequencies(head_dim, base), factor)
+    """The reference: the standard frequencies with the base enlarged to ``base * factor^(d / (d - 2))``."""
+    return _theta(head_dim, base * factor ** (head_dim / (head_dim - 2)))
 
 
-def _ntk_with_base(new_base: Callable[[float, int, float], float]) -> Callable[..., torch.Tensor]:
+def _ntk_with_base(new_base: Callable[[float, int, float], float], exponent: float = 2.0) -> Callable[..., torch.Tensor]:
     def wrong(head_dim: int, factor: float, base: float = 10000.0) -> torch.Tensor:
-        return rope_frequencies(head_dim, new_base(base, head_dim, factor))
+        return _theta(head_dim, new_base(base, head_dim, factor), exponent)
 
     return wrong
+
+
+def _explain_frequencies(got: Any, expected: Any) -> str:
+    """For an answer of the form b'^(-2k/d) with the wrong b': say which b' it used and which one is right."""
+    got = torch.as_tensor(got, dtype=torch.float64).flatten()
+    if got.shape != expected.shape or got.numel() < 2 or not (got > 0).all() or abs(float(got[0]) - 1) > 1e-6:
+        return ""
+    d = 2 * got.numel()
+    implied = float(got[1]) ** (-d / 2)  # theta_1 = b'^(-2/d)
+    if not torch.allclose(got, implied ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d), rtol=1e-4):
+        return ""
+    right = float(expected[1]) ** (-d / 2)
+    return (f"your frequencies have the right form b'^(-2k/d), but with b' = {implied:.6g}; the enlarged base is "
+            f"b' = base * factor^(d / (d - 2)) = {right:.6g} here.")
 
 
 def _compare_frequencies(got: Any, expected: Any) -> bool:
@@ -50,22 +81,21 @@ def _compare_frequencies(got: Any, expected: Any) -> bool:
 
 def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(head_dim, factor, base=10000.0)`` against NTK-aware scaled RoPE frequencies ``(d/2,)``."""
+    hints = {500000.0: "use the base argument (here 500000), not 10000.", 1.0: "factor 1 changes nothing."}
     cases = [
-        Case(f"head_dim={d}, factor={s}, base={b:g}", (d, s), {"base": b}, _ntk(d, s, b)) for d, s, b in NTK_SETTINGS
+        Case(f"head_dim={d}, factor={s}, base={b:g}", (d, s), {"base": b}, _ntk(d, s, b), hints.get(b, hints.get(s, "")))
+        for d, s, b in NTK_SETTINGS
     ]
     return check_function(
         "NTK-aware frequencies",
         fn,
         cases,
-        hint=(
-            "compute the new base b' = base * factor ** (d / (d - 2)) and return the standard frequencies "
-            "b' ** (-2k / d) for k = 0 .. d/2 - 1, as a tensor of shape (d/2,)."
-        ),
+        hint=NTK_HINT,
         diagnoses=[
             Diagnosis(
                 "you divided every frequency by the factor: that is position interpolation. NTK-aware scaling "
                 "changes the base instead, so the fast pairs keep (almost) their frequency.",
-                lambda d, s, base=10000.0: linear_scaling_frequencies(rope_frequencies(d, base), s),
+                lambda d, s, base=10000.0: _theta(d, base) / s,
             ),
             Diagnosis(
                 "you multiplied the base by the factor. The exponent d / (d - 2) is what makes the slowest pair "
@@ -82,10 +112,16 @@ def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
             ),
             Diagnosis(
                 "you returned the original frequencies: the factor has no effect in your answer.",
-                lambda d, s, base=10000.0: rope_frequencies(d, base),
+                lambda d, s, base=10000.0: _theta(d, base),
+            ),
+            Diagnosis(
+                "the new base is right but the frequencies use b'^(-k/d); RoPE's are b'^(-2k/d), k = 0 .. d/2 - 1.",
+                _ntk_with_base(lambda b, d, s: b * s ** (d / (d - 2)), exponent=1.0),
             ),
         ],
         compare=_compare_frequencies,
+        explain=_explain_frequencies,
+        forbidden=NTK_CODE,
     )
 
 
@@ -101,32 +137,37 @@ def _bucket_wrong(
     halve: bool = True,
     cap: bool = True,
     causal_abs: bool = False,
+    full_offset: bool = False,
+    rounding: bool = False,
 ) -> torch.Tensor:
     """The bucket rule with one typical mistake switched on (for diagnoses)."""
     relative_position = relative_position.long()
     bucket = torch.zeros_like(relative_position)
     if bidirectional:
+        offset = num_buckets
         if halve:
             num_buckets //= 2
-        bucket = bucket + (relative_position > 0).long() * num_buckets
+        bucket = bucket + (relative_position > 0).long() * (offset if full_offset else num_buckets)
         distance = relative_position.abs()
     else:
         distance = relative_position.abs() if causal_abs else (-relative_position).clamp(min=0)
     max_exact = num_buckets // 2
     scaled = distance.clamp(min=max_exact).float() / max_exact
-    log_bucket = max_exact + (torch.log(scaled) / math.log(max_distance / max_exact) * (num_buckets - max_exact)).long()
+    fraction = torch.log(scaled) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
+    log_bucket = max_exact + (fraction.round() if rounding else fraction).long()
     if cap:
         log_bucket = log_bucket.clamp(max=num_buckets - 1)
     return bucket + torch.where(distance < max_exact, distance, log_bucket)
 
 
 def _bucket_cases() -> list[Case]:
-    def case(label: str, relative: torch.Tensor, **kwargs: Any) -> Case:
-        return Case(label, (relative,), kwargs, t5_relative_position_bucket(relative, **kwargs))
+    def case(label: str, relative: torch.Tensor, hint: str = "", **kwargs: Any) -> Case:
+        return Case(label, (relative,), kwargs, t5_relative_position_bucket(relative, **kwargs), hint)
 
     return [
         case("relative positions -200..200, T5's defaults (bidirectional, 32 buckets, 128)", torch.arange(-200, 201)),
-        case("relative positions -200..200, bidirectional=False", torch.arange(-200, 201), bidirectional=False),
+        case("relative positions -200..200, bidirectional=False", torch.arange(-200, 201),
+             "causal: the distance is max(0, -relative position), so every future key is in bucket 0.", bidirectional=False),
         case(
             "the (6, 10) matrix relative_positions(6, 10), num_buckets=16, max_distance=64",
             relative_positions(6, 10),
@@ -136,11 +177,23 @@ def _bucket_cases() -> list[Case]:
         case(
             "relative positions -3000..3000, bidirectional=False, num_buckets=64, max_distance=256",
             torch.arange(-3000, 3001),
+            "distances beyond max_distance all share the last bucket, n - 1.",
             bidirectional=False,
             num_buckets=64,
             max_distance=256,
         ),
     ]
+
+
+def _explain_buckets(got: Any, expected: Any) -> str:
+    """Past and future keys at the same distance in the same bucket: the directions are not told apart."""
+    got = torch.as_tensor(got)
+    if got.shape != expected.shape or got.dim() != 1 or got.numel() % 2 == 0 or bool((expected == expected.flip(0)).all()):
+        return ""
+    if bool((got == got.flip(0)).all()):
+        return ("your buckets are the same for relative positions r and -r: in the bidirectional case future keys "
+                "(r > 0) use the upper half of the buckets (add num_buckets // 2).")
+    return ""
 
 
 def _compare_buckets(got: Any, expected: Any) -> bool:
@@ -153,6 +206,7 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
         "T5 relative position buckets",
         fn,
         _bucket_cases(),
+        forbidden=(t5_relative_position_bucket, T5RelativeBias),
         hint=(
             "bidirectional: use half of the buckets per direction (future keys, relative position > 0, add "
             "num_buckets // 2) and work with |relative position|; causal: distance = max(0, -relative position). "
@@ -180,6 +234,73 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
                 "future key falls into bucket 0 (the causal mask hides those keys anyway). You used |relative position|.",
                 lambda r, **kw: _bucket_wrong(r, **kw, causal_abs=True),
             ),
+            Diagnosis(
+                "future keys are shifted by num_buckets // 2 (the half each direction gets), not by the full "
+                "num_buckets: halve first, then add the halved count for relative position > 0.",
+                lambda r, **kw: _bucket_wrong(r, **kw, full_offset=True),
+            ),
+            Diagnosis(
+                "you rounded the logarithmic bucket; T5 truncates it (int(...), .long() or floor) before the cap.",
+                lambda r, **kw: _bucket_wrong(r, **kw, rounding=True),
+            ),
         ],
         compare=_compare_buckets,
+        explain=_explain_buckets,
+    )
+
+
+# --- Llama 3.1's frequency groups --------------------------------------------------------------
+
+LLAMA3_HINT = ("a pair turns L * theta_k / (2 pi) times in the first L tokens. Count the pairs with more than 4 turns "
+               "(unchanged), fewer than 1 (divided by the factor) and the rest, 1 to 4 turns inclusive (blended); "
+               "return (unchanged, blended, divided).")
+
+
+def _groups(frequencies: torch.Tensor, original_len: int, *, turns_per: float = 2 * math.pi,
+            inclusive: bool = True) -> tuple[int, int, int]:
+    """(unchanged, blended, divided) with ``turns = L theta / turns_per``; boundaries blended unless ``inclusive`` is False."""
+    turns = original_len * frequencies.double() / turns_per  # (d/2,) full turns within the original length
+    unchanged = int((turns > 4).sum() if inclusive else (turns >= 4).sum())
+    divided = int((turns < 1).sum() if inclusive else (turns <= 1).sum())
+    return unchanged, turns.numel() - unchanged - divided, divided
+
+
+def _same_counts(got: Any, expected: tuple[int, int, int]) -> bool:
+    """Three whole numbers (a tuple, list or tensor of them), equal to the expected counts."""
+    values = [v.item() if isinstance(v, torch.Tensor) else v for v in (got.tolist() if isinstance(got, torch.Tensor) else got)]
+    return len(values) == 3 and all(float(v) == float(e) and not isinstance(v, bool) for v, e in zip(values, expected))
+
+
+def check_llama3_groups(fn: Callable[[torch.Tensor, int], Any]) -> CheckResult:
+    """Check ``fn(frequencies, original_len) -> (unchanged, blended, divided)``: how Llama 3.1's rule groups the pairs.
+
+    A pair is unchanged if it turns more than 4 times in ``original_len`` tokens, divided by the factor if
+    it turns less than once, blended otherwise (exactly 1 or 4 turns included), as
+    :func:`posenc_lib.llama3_frequencies` does with its default thresholds; that function is switched off.
+    """
+    llama = 500000.0 ** (-2.0 * torch.arange(64, dtype=torch.float64) / 128)  # d_h = 128, base 500,000
+    small = 10000.0 ** (-2.0 * torch.arange(32, dtype=torch.float64) / 64)
+    edges = 2 * math.pi * torch.tensor([4.0, 1.0, 4.5, 0.5, 2.0], dtype=torch.float64) / 8192  # 4, 1, 4.5, 0.5, 2 turns
+    boundary = "a pair that turns exactly 4 times or exactly once is blended: only MORE than 4 turns keeps it, FEWER than 1 divides it."
+    settings = [("Llama 3.1: head_dim=128, base=500000, original_len=8192", llama, 8192, ""),
+                ("head_dim=64, base=10000, original_len=4096", small, 4096, ""),
+                ("5 pairs turning 4, 1, 4.5, 0.5 and 2 times in original_len=8192", edges, 8192, boundary),
+                ("the same 5 pairs with original_len=2048 (1, 0.25, 1.125, 0.125, 0.5 turns)", edges, 2048, boundary)]
+    cases = [Case(label, (theta, n), {}, _groups(theta, n), hint) for label, theta, n, hint in settings]
+    return check_function(
+        "Llama 3.1's frequency groups",
+        fn,
+        cases,
+        hint=LLAMA3_HINT,
+        diagnoses=[
+            Diagnosis("your order is (divided, blended, unchanged); return (unchanged, blended, divided).",
+                      lambda f, n: _groups(f, n)[::-1]),
+            Diagnosis("a full turn is 2 pi radians: the number of turns is L * theta / (2 pi), not L * theta.",
+                      lambda f, n: _groups(f, n, turns_per=1.0)),
+            Diagnosis("a full turn is 2 pi radians, not pi.", lambda f, n: _groups(f, n, turns_per=math.pi)),
+            Diagnosis("a pair at exactly 4 turns or exactly 1 turn is blended: unchanged needs MORE than 4 turns "
+                      "(> 4, not >= 4), divided FEWER than 1 (< 1, not <= 1).", lambda f, n: _groups(f, n, inclusive=False)),
+        ],
+        compare=_same_counts,
+        forbidden=[llama3_frequencies],
     )

@@ -1,6 +1,9 @@
 """Checkers for the exercises of chapters 1 (why order matters), 8 (where it plugs in),
 9 (choosing an encoding) and 10 (interview questions).
 
+The layout exercise (chapter 10) asks for what posenc_lib's permutations compute: they are
+switched off while the answer runs (see ``_core``). The other three are meant to use the library.
+
 The reference answers reuse the library's own pieces (``split_heads`` of the model,
 ``attention`` with ``return_scores=True``), so a checker and the model cannot disagree.
 
@@ -12,6 +15,7 @@ included), prints a verdict with a hint, and returns a truthy/falsy
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -19,7 +23,8 @@ import torch
 
 from ..attention import attention
 from ..model import split_heads
-from ..rope import apply_rope, half_to_interleaved_permutation, interleaved_to_half_permutation, rope_frequencies
+from ..rope import (apply_rope, convert_qk_weight, half_to_interleaved_permutation, interleaved_to_half_permutation,
+                    rope_frequencies)
 from ..sinusoidal import sinusoidal_encoding
 from ..toy import ToyAttentionHead
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
@@ -78,31 +83,59 @@ def _equivariance_layers(d_model: int) -> list[tuple[_Layer, bool]]:
         (_Layer("running sum over tokens (cumsum)", lambda x: x.cumsum(dim=0)), False),
         (_Layer("x + x reversed (symmetric under reversal only)", lambda x: x + x.flip(0)), False),
         (_Layer("mean over tokens, copied to every token", lambda x: x.mean(dim=0, keepdim=True).expand_as(x)), True),
+        (_Layer("a position vector per PAIR of tokens (0 and 1 share one, 2 and 3 the next, ...)",
+                lambda x: x + (torch.arange(x.shape[0]) // 2).to(x.dtype)[:, None] * w[0]), False),
     ]
+
+
+def _permutations(seq_len: int, count: int = 10) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randperm(seq_len, generator=generator) for _ in range(count)]
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return bool(torch.allclose(a, b, atol=1e-5))
 
 
 def _invariance_test(layer, x):
     """Typical wrong answer: tests invariance, layer(P x) == layer(x)."""
-    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(0))
-    return bool(torch.allclose(layer(x[perm]), layer(x), atol=1e-5))
+    return all(_close(layer(x[perm]), layer(x)) for perm in _permutations(x.shape[0]))
 
 
 def _reversal_only(layer, x):
     """Typical wrong answer: tries only one permutation, the reversal."""
-    return bool(torch.allclose(layer(x.flip(0)), layer(x).flip(0), atol=1e-5))
+    return _close(layer(x.flip(0)), layer(x).flip(0))
+
+
+def _swap_first_two(layer, x):
+    """Typical wrong answer: tries only the permutation that swaps tokens 0 and 1."""
+    perm = torch.arange(x.shape[0])
+    perm[:2] = perm[:2].flip(0)
+    return _close(layer(x[perm]), layer(x)[perm])
 
 
 def _inverse_permutation(layer, x):
     """Typical wrong answer: un-permutes the output with the inverse permutation."""
-    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(0))
-    return bool(torch.allclose(layer(x[perm]), layer(x)[torch.argsort(perm)], atol=1e-5))
+    return all(_close(layer(x[perm]), layer(x)[torch.argsort(perm)]) for perm in _permutations(x.shape[0]))
+
+
+def _explain_bool(got: Any, expected: bool) -> str:
+    if isinstance(got, (bool, np.bool_)) or (isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.numel() == 1):
+        return ""
+    return f"return a bool (True or False), not a {type(got).__name__}: e.g. bool(torch.allclose(...))."
+
+
+EQUIVARIANCE_HINT = ("permute the tokens with several random permutations perm and compare layer(x[perm]) "
+                     "with layer(x)[perm] using torch.allclose; return a Python bool")
 
 
 def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckResult:
     """Check ``fn(layer, x) -> bool``: is ``layer`` ((s, d) -> (s, d)) permutation-equivariant on ``x``?
 
     Right answer: ``layer(x[perm])`` equals ``layer(x)[perm]`` (within float
-    tolerance) for several random permutations ``perm``.
+    tolerance) for several random permutations ``perm``. Among the layers, one commutes with
+    the reversal only and one with swapping tokens 0 and 1 (and 2 and 3, ...) only, so an answer
+    that tries only such a permutation fails.
     """
     d_model, seq_len = 8, 6
     x = torch.randn(seq_len, d_model, generator=torch.Generator().manual_seed(5))  # (s, d)
@@ -111,17 +144,24 @@ def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckR
         "Is this layer permutation-equivariant?",
         fn,
         cases,
-        hint="permute the tokens with several random permutations perm and compare layer(x[perm]) "
-        "with layer(x)[perm] using torch.allclose; return a Python bool",
+        hint=EQUIVARIANCE_HINT,
         diagnoses=[
-            Diagnosis("you tested invariance, layer(x[perm]) == layer(x); equivariance compares with "
-                      "layer(x)[perm], the output shuffled the same way", _invariance_test),
+            Diagnosis("your function returns False for every layer: an attention head without positions, a "
+                      "per-token MLP and a mean copied to every token are equivariant", lambda layer, x: False),
+            Diagnosis("your function returns True for every layer: compare layer(x[perm]) with layer(x)[perm] "
+                      "for permutations perm that actually move tokens", lambda layer, x: True),
+            Diagnosis("you tested invariance, layer(x[perm]) == layer(x), or un-shuffled the output with the inverse "
+                      "permutation (both give these verdicts); equivariance compares layer(x[perm]) with layer(x)[perm], "
+                      "the output shuffled the same way", _invariance_test),
             Diagnosis("a single fixed permutation (the reversal) is not enough: some layers commute with it "
                       "and with nothing else; try several random permutations", _reversal_only),
+            Diagnosis("swapping only tokens 0 and 1 is not enough: a layer can treat those two alike and still "
+                      "depend on order; use random permutations that move every token", _swap_first_two),
             Diagnosis("you un-shuffled the output with the inverse permutation; if the input is x[perm], "
                       "the output of an equivariant layer is layer(x)[perm]", _inverse_permutation),
         ],
         compare=_same_bool,
+        explain=_explain_bool,
     )
 
 
@@ -165,6 +205,13 @@ def _no_rope(x, w_q, w_k, n_heads):
     return _scores(x, w_q, w_k, n_heads, rotate="")
 
 
+def _interleaved_layout(x, w_q, w_k, n_heads):
+    """Typical wrong answer: RoPE in the interleaved layout (apply_rope's default is half-split)."""
+    q, k = split_heads(x @ w_q, n_heads), split_heads(x @ w_k, n_heads)  # (b, n_h, s, d_h) each
+    q, k = apply_rope(q, layout="interleaved"), apply_rope(k, layout="interleaved")
+    return attention(q, k, k, return_scores=True)[2]  # q k^T / sqrt(d_h)
+
+
 def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
     """Check ``fn(x, w_q, w_k, n_heads) -> scores``: multi-head attention scores with RoPE.
 
@@ -195,6 +242,8 @@ def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
                       "score depends on the query's absolute position", _only_queries_rotated),
             Diagnosis("divide by sqrt(d_h), the head width, not sqrt(d)", _scaled_by_model_width),
             Diagnosis("these are the scores without any rotation: apply pe.apply_rope to q and k", _no_rope),
+            Diagnosis("you rotated in the interleaved layout; use pe.apply_rope's default half-split layout, the "
+                      "one the model uses", _interleaved_layout),
         ],
         compare=lambda got, expected: arrays_close(got, expected, atol=1e-4, rtol=1e-4),
     )
@@ -224,6 +273,12 @@ def _count_not_fraction(train_len, head_dim, base=10000.0):
     return float(((train_len - 1) * theta < 2 * math.pi).sum())
 
 
+def _last_position_off_by_one(train_len, head_dim, base=10000.0):
+    """``L * theta < 2 pi`` (equivalently: wavelength > L) instead of ``(L - 1) * theta < 2 pi``."""
+    theta = rope_frequencies(head_dim, base)
+    return float((train_len * theta < 2 * math.pi).double().mean())
+
+
 def _fraction_of_all_coordinates(train_len, head_dim, base=10000.0):
     theta = rope_frequencies(head_dim, base)
     return float(((train_len - 1) * theta < 2 * math.pi).sum() / head_dim)
@@ -242,6 +297,12 @@ def check_fraction_unseen(fn: Callable[..., float]) -> CheckResult:
         for n, d, b in [(2048, 128, 10000.0), (4096, 128, 10000.0), (8192, 128, 500000.0),
                         (512, 64, 10000.0), (1, 16, 10000.0), (100000, 64, 100.0)]
     ]
+    boundary = ("the positions are 0 .. L - 1, so the largest angle a pair reaches in training is (L - 1) * theta_k; "
+                "here a wavelength lies between L - 1 and L, the case that tells (L - 1) * theta from L * theta.")
+    cases += [Case("train_len=7, head_dim=2 (one pair, theta = 1, wavelength 2 pi = 6.28: between L - 1 = 6 and L = 7)",
+                   (7, 2), {"base": 10000.0}, expected=_fraction_unseen_reference(7, 2), hint=boundary),
+              Case("train_len=63, head_dim=4, base=100 (theta_1 = 0.1, wavelength 62.8: between 62 and 63)",
+                   (63, 4), {"base": 100.0}, expected=_fraction_unseen_reference(63, 4, 100.0), hint=boundary)]
     return check_function(
         "Pairs that never turn a full circle in training",
         fn,
@@ -255,18 +316,25 @@ def check_fraction_unseen(fn: Callable[..., float]) -> CheckResult:
             Diagnosis("return a fraction of the head_dim / 2 pairs, not a count", _count_not_fraction),
             Diagnosis("there are head_dim / 2 pairs (rotation planes), not head_dim of them",
                       _fraction_of_all_coordinates),
+            Diagnosis("the base argument is ignored: theta_k = base ** (-2k / head_dim) with the base you are given",
+                      lambda n, d, base=10000.0: _fraction_unseen_reference(n, d)),
+            Diagnosis("off by one: the training positions are 0 .. L - 1, so the largest trained angle is "
+                      "(L - 1) * theta_k, not L * theta_k (a wavelength > L test makes the same slip)",
+                      _last_position_off_by_one),
         ],
+        explain=lambda got, expected: "" if isinstance(got, numbers.Real) or isinstance(got, torch.Tensor)
+        else f"return a number (a float or an exact fraction), not a {type(got).__name__}.",
         compare=_same_number,
     )
 
 
 def _same_number(got: Any, expected: float) -> bool:
-    """A number (Python, numpy or a one-element tensor, not a bool) within 1e-9 of the expected one."""
+    """A real number (Python, NumPy, an exact Fraction or a one-element tensor; not a bool) within 1e-9 of the expected one."""
     if isinstance(got, torch.Tensor):
         if got.numel() != 1 or got.dtype == torch.bool:
             return False
         got = got.item()
-    if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.floating, np.integer)):
+    if isinstance(got, (bool, np.bool_)) or not isinstance(got, numbers.Real):
         return False
     return abs(float(got) - expected) < 1e-9
 
@@ -291,7 +359,8 @@ def check_interleaved_to_half(fn: Callable[[torch.Tensor], torch.Tensor]) -> Che
 
     ``x`` is ``(..., d)`` with pairs at ``(2k, 2k+1)``; ``y`` has the same pairs
     at ``(k, k + d/2)``, so ``apply_rope(y, layout="half")`` equals
-    ``apply_rope(x, layout="interleaved")`` re-ordered the same way.
+    ``apply_rope(x, layout="interleaved")`` re-ordered the same way. The answer runs with the
+    library's layout permutations and ``convert_qk_weight`` switched off.
     """
     cases = []
     for shape, seed in [((8,), 0), ((2, 3, 4), 1), ((1, 2, 5, 12), 2), ((2,), 3)]:
@@ -308,5 +377,6 @@ def check_interleaved_to_half(fn: Callable[[torch.Tensor], torch.Tensor]) -> Che
             Diagnosis("the first members of the pairs (even columns) come first, then the odd columns",
                       _second_halves_first),
         ],
-        compare=lambda got, expected: isinstance(got, torch.Tensor) and arrays_close(got, expected, atol=0, rtol=0),
+        compare=lambda got, expected: arrays_close(got, expected, atol=0, rtol=0),  # torch or NumPy: a reordering is exact
+        forbidden=(interleaved_to_half_permutation, half_to_interleaved_permutation, convert_qk_weight),
     )

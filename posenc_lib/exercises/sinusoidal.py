@@ -5,8 +5,8 @@
 - :func:`check_shift_matrix`: ``fn(k, d_model)`` returns the ``(d, d)`` matrix
   ``M_k`` with ``PE(p + k) = M_k @ PE(p)`` for every position ``p`` (even ``d``).
 
-The references are :func:`posenc_lib.sinusoidal_encoding` and
-:func:`posenc_lib.shift_matrix`.
+The references are computed here from the formulas, in float64; the student's answer runs with
+posenc_lib's sinusoidal table, frequencies and shift matrix switched off (see ``_core``).
 """
 
 from __future__ import annotations
@@ -15,15 +15,21 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..sinusoidal import shift_matrix, sinusoidal_encoding
+from ..sinusoidal import (SinusoidalPositionalEncoding, shift_matrix, sinusoidal_encoding, sinusoidal_encoding_loop,
+                          sinusoidal_frequencies)
+from .. import fast
 from ._core import Case, CheckResult, Diagnosis, check_function
+
+# what the sinusoidal-table exercise asks the student to write (shift_matrix alone for the shift matrix)
+TABLE_CODE = (sinusoidal_encoding, sinusoidal_frequencies, sinusoidal_encoding_loop, SinusoidalPositionalEncoding,
+              fast.sinusoidal_table)
 
 BASE = 10000.0
 
 
 def _table(seq_len: int, d_model: int, *, exponent: Callable[[np.ndarray, int], np.ndarray] | None = None,
            cos_exponent: Callable[[np.ndarray, int], np.ndarray] | None = None, swap: bool = False,
-           first_position: int = 0) -> np.ndarray:
+           first_position: int = 0, concatenated: bool = False) -> np.ndarray:
     """An interleaved table with one thing changed; the typical wrong answers are built from it.
 
     ``exponent(k, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
@@ -38,6 +44,8 @@ def _table(seq_len: int, d_model: int, *, exponent: Callable[[np.ndarray, int], 
     odd = positions / BASE ** cos_exponent(cos_pairs, d_model)  # (s, floor(d/2)) angles of the odd columns
     first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
     table = np.empty((seq_len, d_model))
+    if concatenated:  # [all sines | all cosines]
+        return np.concatenate([first(even), second(odd)], axis=1)
     table[:, 0::2] = first(even)
     table[:, 1::2] = second(odd)
     return table
@@ -67,7 +75,7 @@ SINUSOIDAL_DIAGNOSES = [
     Diagnosis(
         "these are the right numbers in the concatenated layout [all sines | all cosines]; "
         "this exercise asks for the interleaved one: column 2k = sin, column 2k+1 = cos.",
-        lambda s, d: sinusoidal_encoding(s, d, layout="concatenated"),
+        lambda s, d: _table(s, d, concatenated=True),
     ),
     Diagnosis(
         "positions start at 0, not 1: the first row is position 0.",
@@ -76,41 +84,67 @@ SINUSOIDAL_DIAGNOSES = [
     Diagnosis(
         "for odd d_model the table still has d_model columns: the last one is a sine whose cosine partner "
         "does not fit. You returned d_model + 1 columns.",
-        lambda s, d: sinusoidal_encoding(s, d + 1) if d % 2 else None,
+        lambda s, d: _table(s, d + 1) if d % 2 else None,
+    ),
+    Diagnosis(
+        "the exponent's sign is flipped: omega_k = 10000^(-2k/d) shrinks with k (angle p / 10000^(2k/d)); "
+        "you multiplied p by 10000^(2k/d).",
+        lambda s, d: _table(s, d, exponent=lambda k, d: -2 * k / d),
     ),
 ]
+
+SINUSOIDAL_HINT = ("row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
+                   "for odd d the last column is a sine.")
 
 
 def check_sinusoidal(fn: Callable[[int, int], Any]) -> CheckResult:
     """Check ``fn(seq_len, d_model) -> (s, d)`` against the interleaved sinusoidal table (base 10000)."""
-    shapes = [(8, 6), (50, 64), (1, 4), (10, 7), (3, 1)]
-    cases = [
-        Case(f"seq_len={s}, d_model={d}", (s, d), {}, sinusoidal_encoding(s, d)) for s, d in shapes
-    ]
+    shapes = [(8, 6, ""), (50, 64, ""), (1, 4, "seq_len = 1: a single row, position 0."),
+              (10, 7, "odd d_model: the last column is the sine of a pair whose cosine does not fit."),
+              (3, 1, "d_model = 1: a single column, sin(p * 1).")]
+    cases = [Case(f"seq_len={s}, d_model={d}", (s, d), {}, _table(s, d), hint) for s, d, hint in shapes]
     return check_function(
         "Sinusoidal table from the formula",
         fn,
         cases,
-        hint="row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
-        "for odd d the last column is a sine.",
+        hint=SINUSOIDAL_HINT,
         diagnoses=SINUSOIDAL_DIAGNOSES,
+        forbidden=TABLE_CODE,
     )
 
 
-def _block_rotation(k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0) -> np.ndarray:
-    """Block-diagonal matrix of 2x2 blocks [[cos, s*sin], [-s*sin, cos]] of angle k * omega_j."""
+def _omega(d_model: int, *, first_pair: int = 0) -> np.ndarray:
+    """``10000^(-2j/d)`` for the ``d/2`` pairs ``j = first_pair, first_pair + 1, ...``."""
+    return BASE ** (-2.0 * (np.arange(d_model // 2) + first_pair) / d_model)
+
+
+def _block_rotation(k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0, mirror: float = -1.0) -> np.ndarray:
+    """Block-diagonal matrix of 2x2 blocks [[cos, sign*sin], [mirror*sign*sin, cos]] of angle k * omega_j.
+
+    With the defaults this is ``M_k``: ``sin(a + b) = sin a cos b + cos a sin b`` and
+    ``cos(a + b) = cos a cos b - sin a sin b`` for the pair ``(sin a, cos a)``, ``b = k omega_j``.
+    """
     matrix = np.zeros((d_model, d_model))
     for j, w in enumerate(omega):
         c, s = np.cos(k * w), np.sin(k * w)
-        matrix[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [-sign * s, c]]
+        matrix[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [mirror * sign * s, c]]
     return matrix
+
+
+def _shift(k: float, d_model: int) -> np.ndarray:
+    return _block_rotation(k, d_model, _omega(d_model))
+
+
+def _concatenated_shift(k: float, d_model: int) -> np.ndarray:
+    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])  # interleaved -> concatenated
+    return _shift(k, d_model)[np.ix_(order, order)]
 
 
 SHIFT_DIAGNOSES = [
     Diagnosis(
         "your matrix shifts the wrong way: it maps PE(p) to PE(p - k). Apply the angle-addition formulas "
         "to sin(a + b) and cos(a + b) again; the sign of the sin(b) entries decides the direction.",
-        lambda k, d: shift_matrix(-k, d),
+        lambda k, d: _shift(-k, d),
     ),
     Diagnosis(
         "every pair rotates by its own angle k * omega_j with omega_j = 10000^(-2j/d); you used k for all of them.",
@@ -118,34 +152,45 @@ SHIFT_DIAGNOSES = [
     ),
     Diagnosis(
         "off by one pair in the frequency: pair j = 0 has omega_0 = 1, so use 10000^(-2j/d), not 10000^(-2(j+1)/d).",
-        lambda k, d: _block_rotation(k, d, BASE ** (-2.0 * (np.arange(d // 2) + 1) / d)),
+        lambda k, d: _block_rotation(k, d, _omega(d, first_pair=1)),
     ),
     Diagnosis(
         "this matrix works for the concatenated layout (sines first, then cosines); the table here is interleaved, "
         "so the 2x2 blocks sit on the diagonal at rows/columns (2j, 2j+1).",
-        lambda k, d: _concatenated_shift(k, d),
+        _concatenated_shift,
+    ),
+    Diagnosis(
+        "your matrix does not depend on k: it is the identity, which is M_0 only. For k != 0 block j rotates "
+        "the pair by the angle k * omega_j.",
+        lambda k, d: np.eye(d),
+    ),
+    Diagnosis(
+        "your 2x2 blocks are not rotations: the two sin(k w_j) entries must have opposite signs "
+        "(write out sin(a + b) and cos(a + b) and read off the coefficients of sin a and cos a).",
+        lambda k, d: _block_rotation(k, d, _omega(d), mirror=1.0),
     ),
 ]
 
-
-def _concatenated_shift(k: float, d_model: int) -> np.ndarray:
-    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])  # interleaved -> concatenated
-    return shift_matrix(k, d_model)[np.ix_(order, order)]
+SHIFT_HINT = ("M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
+              "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j.")
 
 
 def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
     """Check ``fn(k, d_model) -> (d, d)`` is the matrix with ``PE(p + k) = M_k @ PE(p)`` for every ``p``.
 
-    The rows of a sinusoidal table span the whole space, so this matrix is unique
-    and the checker compares it with :func:`posenc_lib.shift_matrix`.
+    The rows of a sinusoidal table span the whole space, so this matrix is unique; the reference is
+    built from the angle-addition formulas. The answer runs with :func:`posenc_lib.shift_matrix`
+    switched off.
     """
-    arguments = [(1, 2), (3, 4), (0, 6), (-2, 8), (5, 16), (7, 64)]
-    cases = [Case(f"k={k}, d_model={d}", (k, d), {}, shift_matrix(k, d)) for k, d in arguments]
+    arguments = [(1, 2, ""), (3, 4, ""), (0, 6, "k = 0: M_0 is the identity."),
+                 (-2, 8, "a negative k shifts towards earlier positions: the same blocks with angle k * w_j < 0."),
+                 (5, 16, ""), (7, 64, "")]
+    cases = [Case(f"k={k}, d_model={d}", (k, d), {}, _shift(k, d), hint) for k, d, hint in arguments]
     return check_function(
         "Shift matrix M_k",
         fn,
         cases,
-        hint="M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
-        "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j.",
+        hint=SHIFT_HINT,
         diagnoses=SHIFT_DIAGNOSES,
+        forbidden=[shift_matrix],
     )

@@ -1,0 +1,171 @@
+"""A real nbgrader round trip on every chapter, built once per test session (tests/test_nbgrader.py reads it).
+
+``course()`` writes the student edition and the nbgrader course with tools/make_student.py, runs
+``nbgrader generate_assignment`` and then ``nbgrader autograde`` on three submissions per chapter:
+
+- ``untouched``: the released notebook as a student receives it;
+- ``solutions``: the source notebook, with the solutions;
+- ``library``: the solutions, except that every exercise asking for something posenc_lib computes is
+  answered with a call of that library code (only chapters that have such an exercise).
+
+The chapters are split over two course folders (each with its own gradebook) graded side by side, so
+the round trip uses both cores of the machine ``make test`` runs on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+import nbformat
+
+from _exercise_fixture import ROOT, load_tool
+
+ms = load_tool("make_student")
+NBGRADER = pathlib.Path(sys.executable).parent / "nbgrader"
+STUDENTS = ("untouched", "solutions", "library")
+
+# the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
+# tests/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
+LIBRARY_ANSWERS = {
+    "my_sinusoidal": "return pe.sinusoidal_encoding(seq_len, d_model)",
+    "my_shift_matrix": "return pe.shift_matrix(k, d_model)",
+    "lookup_positions": """if (positions < 0).any():
+    raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
+module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
+with torch.no_grad():
+    module.weight.copy_(table)
+zero = torch.zeros(1, 1, table.shape[1])
+return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # ValueError past max_len""",
+    "my_rope_half": "return pe.apply_rope(x, positions, base=base)",
+    "my_rope_interleaved": "return pe.apply_rope(x, positions, base=base, layout='interleaved')",
+    "my_alibi_slopes": "return pe.alibi_slopes(n_heads)",
+    "my_ntk_frequencies": "return pe.ntk_aware_frequencies(pe.rope_frequencies(head_dim, base), factor)",
+    "my_t5_bucket": "return pe.t5_relative_position_bucket(relative_position, bidirectional=bidirectional, "
+                    "num_buckets=num_buckets, max_distance=max_distance)",
+    "interleaved_to_half": "return x[..., pe.interleaved_to_half_permutation(x.shape[-1])]",
+    # (at exactly 1 or 4 turns the blend equals theta / 8 or theta, so the library's output cannot tell the groups there)
+    "llama3_groups": """new = pe.llama3_frequencies(frequencies, original_max_len=original_len)
+turns = pe.rotations(frequencies, original_len)
+unchanged, divided = int((new == frequencies)[turns != 4].sum()), int((new < frequencies)[turns < 1].sum())
+return unchanged, len(frequencies) - unchanged - divided, divided""",
+    "interpolate": """stretched = copy.deepcopy(model)
+frequencies = pe.linear_scaling_frequencies(pe.rope_frequencies(model.config.head_dim), factor)
+stretched.rope = pe.RotaryEmbedding(model.config.head_dim, frequencies=frequencies)
+return stretched""",
+}
+SOLUTION_BLOCK = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.MULTILINE | re.DOTALL)
+
+
+def library_answer(source: str) -> str | None:
+    """``source`` (a solution cell) with its function's body replaced by a library call, or None if there is none."""
+    defined = re.search(r"^def (\w+)\(", source, flags=re.MULTILINE)
+    if not defined or defined[1] not in LIBRARY_ANSWERS or not SOLUTION_BLOCK.search(source):
+        return None
+    body = LIBRARY_ANSWERS[defined[1]]
+    return SOLUTION_BLOCK.sub(lambda m: "".join(f"{m['indent']}{line}\n" for line in body.split("\n")), source, count=1)
+
+
+@dataclass
+class Grade:
+    exercise: str  # the exercise label the grade cell belongs to
+    test: bool  # an autograder test (else a manually graded answer)
+    score: float | None  # None: waits for manual grading
+    max_score: float
+
+
+@dataclass
+class Course:
+    root: pathlib.Path  # holds student/ and the course folders
+    chapters: list  # make_student's models
+    grades: dict[tuple[str, str], list[Grade]]  # (assignment, student) -> grades
+    cheated: dict[str, list[str]]  # assignment -> labels of the exercises answered with a library call
+    seconds: float  # wall time of generate_assignment + autograde
+
+    def autograded(self, chapter: str, student: str) -> tuple[float, float]:
+        tests = [g for g in self.grades[chapter, student] if g.test]
+        return sum(g.score or 0 for g in tests), sum(g.max_score for g in tests)
+
+    def executed(self, chapter: str, student: str = "untouched") -> nbformat.NotebookNode:
+        """The notebook nbgrader ran for a submission (its outputs are those of the run)."""
+        folder = next(p for p in self.root.glob(f"course*/autograded/{student}/{chapter}"))
+        return nbformat.read(folder / f"{chapter}.ipynb", as_version=4)
+
+    def release(self, chapter: str) -> nbformat.NotebookNode:
+        folder = next(p for p in self.root.glob(f"course*/release/{chapter}"))
+        return nbformat.read(folder / f"{chapter}.ipynb", as_version=4)
+
+
+def _submit(course: pathlib.Path, chapter, cheated: dict[str, list[str]]) -> None:
+    stem = chapter.path.stem
+    shutil.copytree(course / "release" / stem, course / "submitted" / "untouched" / stem)
+    shutil.copytree(course / "source" / stem, course / "submitted" / "solutions" / stem)
+    notebook = nbformat.read(course / "source" / stem / chapter.path.name, as_version=4)
+    labels = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and (changed := library_answer(cell.source)) is not None:
+            cell.source = changed
+            labels.append(cell.metadata["nbgrader"]["grade_id"].rsplit("-answer", 1)[0])
+    if labels:
+        cheated[stem] = labels
+        shutil.copytree(course / "source" / stem, course / "submitted" / "library" / stem)
+        nbformat.write(notebook, course / "submitted" / "library" / stem / chapter.path.name)
+
+
+def _grades(course: pathlib.Path) -> dict[tuple[str, str], list[Grade]]:
+    from nbgrader.api import Gradebook
+
+    found = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for assignment in gradebook.assignments:
+            for submission in assignment.submissions:
+                grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+                found[assignment.name, submission.student.id] = [
+                    Grade(re.sub(r"-(test|answer)(-\d+)?$", "", g.name), "-test" in g.name, g.score, g.max_score) for g in grades]
+    return found
+
+
+def _run_all(commands: list[tuple[pathlib.Path, list[str]]], env: dict[str, str]) -> None:
+    """Run one command per course folder, side by side; fail with its log if one fails."""
+    processes = [(subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), command)
+                 for folder, command in commands]
+    for process, command in processes:
+        log, _ = process.communicate(timeout=1800)
+        assert process.returncode == 0, f"{' '.join(command)} failed:\n{log[-5000:]}"
+
+
+@functools.cache
+def course() -> Course:
+    root = pathlib.Path(tempfile.mkdtemp(prefix="posenc-nbgrader-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    chapters = ms.make_student_edition(ROOT / "book", root / "student", zip_path=None, nbgrader=root / "all")
+    groups: list[list] = [[], []]  # two course folders with about the same number of cells to run
+    for chapter in sorted(chapters, key=lambda c: -len(c.source.cells)):
+        min(groups, key=lambda g: sum(len(c.source.cells) for c in g)).append(chapter)
+    folders = [root / f"course{number}" for number in range(len(groups))]
+    for folder, group in zip(folders, groups):
+        folder.mkdir()
+        shutil.copy2(root / "all" / "nbgrader_config.py", folder / "nbgrader_config.py")
+        for chapter in group:
+            shutil.copytree(root / "all" / "source" / chapter.path.stem, folder / "source" / chapter.path.stem)
+    env = dict(os.environ, PATH=f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}", OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    start = time.perf_counter()
+    _run_all([(folder, [str(NBGRADER), "generate_assignment", "*", "--force"]) for folder in folders], env)
+    cheated: dict[str, list[str]] = {}
+    for folder, group in zip(folders, groups):
+        for chapter in group:
+            _submit(folder, chapter, cheated)
+    _run_all([(folder, [str(NBGRADER), "autograde", "*", "--create"]) for folder in folders], env)
+    seconds = time.perf_counter() - start
+    grades = {key: value for folder in folders for key, value in _grades(folder).items()}
+    return Course(root, chapters, grades, cheated, seconds)

@@ -1,0 +1,127 @@
+"""The wrong verdicts listed in issue 14, one test each: every false pass must now fail, every false reject pass.
+
+Each of these failed on the checkers before issue 14 (see the issue's closing note for the run against
+them). Only the public checker functions are used, so the file runs against any version of the package.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import posenc_lib as pe
+from posenc_lib import exercises as ex
+
+# --- false passes: one-line calls of the library the exercise asks the student to write ---------------------
+
+LIBRARY_CALLS = {
+    "check_sinusoidal": lambda s, d: pe.sinusoidal_encoding(s, d),
+    "check_shift_matrix": lambda k, d: pe.shift_matrix(k, d),
+    "check_rope_half": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base),
+    "check_rope_interleaved": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base, layout="interleaved"),
+    "check_alibi_slopes": lambda n: pe.alibi_slopes(n),
+    "check_ntk_frequencies": lambda d, s, base=10000.0: pe.ntk_aware_frequencies(pe.rope_frequencies(d, base), s),
+    "check_t5_bucket": lambda r, bidirectional=True, num_buckets=32, max_distance=128: pe.t5_relative_position_bucket(
+        r, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance),
+}
+
+
+def lookup_via_the_library(table, positions):
+    """Right answers, by way of the library's module (its ValueError names position and max_len)."""
+    if (positions < 0).any():
+        raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
+    module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
+    with torch.no_grad():
+        module.weight.copy_(table)
+    return torch.stack([module(torch.zeros(1, 1, table.shape[1]), offset=int(p))[0, 0] for p in positions])
+
+
+LIBRARY_CALLS["check_position_lookup"] = lookup_via_the_library
+LIBRARY_CALLS["check_interleaved_to_half"] = lambda x: x[..., pe.interleaved_to_half_permutation(x.shape[-1])]
+
+
+@pytest.mark.parametrize("checker", sorted(LIBRARY_CALLS))
+def test_a_one_line_library_call_fails(checker, capsys):
+    result = getattr(ex, checker)(LIBRARY_CALLS[checker])
+    assert not result
+    assert "posenc_lib" in capsys.readouterr().out  # the verdict names the library code it called
+
+
+# --- false pass: RoPE positions cast to bfloat16 before the angles ---------------------------------------------
+
+
+def rope_half_bf16_positions(x, positions, base=10000.0):
+    d = x.shape[-1]
+    theta = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    angles = positions.to(torch.bfloat16).double()[:, None] * theta  # the mistake: positions rounded to bf16
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def test_rope_positions_in_bfloat16_fail():
+    assert not ex.check_rope_half(rope_half_bf16_positions)
+
+
+# --- false reject: a subclass of ValueError ------------------------------------------------------------------
+
+
+class PositionError(ValueError):
+    pass
+
+
+def test_a_subclass_of_valueerror_passes_the_lookup():
+    def lookup(table, positions):
+        bad = positions[(positions < 0) | (positions >= table.shape[0])]
+        if bad.numel():
+            raise PositionError(f"position {int(bad[0])} does not exist (max_len={table.shape[0]})")
+        return table[positions]
+
+    assert ex.check_position_lookup(lookup)
+
+
+# --- chapter 9: off-by-ones at the exact boundary fail, an exact fraction passes --------------------------------
+
+
+def test_the_last_position_off_by_one_fails():
+    assert not ex.check_fraction_unseen(lambda n, d, base=10000.0: float((n * pe.rope_frequencies(d, base) < 2 * math.pi).double().mean()))
+
+
+def test_wavelength_longer_than_the_training_length_fails():
+    assert not ex.check_fraction_unseen(
+        lambda n, d, base=10000.0: float(((2 * math.pi / pe.rope_frequencies(d, base)) > n).double().mean()))
+
+
+def test_an_exact_fraction_passes():
+    from fractions import Fraction
+
+    def exact(n, d, base=10000.0):
+        return Fraction(int(((n - 1) * pe.rope_frequencies(d, base) < 2 * math.pi).sum()), d // 2)
+
+    assert ex.check_fraction_unseen(exact)
+
+
+# --- chapter 1: a permutation that moves only two tokens fails; a constant False is not "invariance" ----------
+
+
+def test_swapping_only_the_first_two_tokens_fails():
+    def swap_two(layer, x):
+        perm = torch.arange(x.shape[0])
+        perm[:2] = torch.tensor([1, 0])
+        return bool(torch.allclose(layer(x[perm]), layer(x)[perm], atol=1e-5))
+
+    assert not ex.check_is_equivariant(swap_two)
+
+
+def test_a_constant_false_is_not_told_it_tested_invariance():
+    result = ex.check_is_equivariant(lambda layer, x: False)
+    assert not result and "invariance" not in result.message
+
+
+# --- chapter 10: a right answer as a NumPy array passes --------------------------------------------------------
+
+
+def test_a_numpy_answer_passes_the_layout_checker():
+    assert ex.check_interleaved_to_half(lambda x: torch.cat((x[..., 0::2], x[..., 1::2]), dim=-1).numpy())

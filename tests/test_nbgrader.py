@@ -1,0 +1,98 @@
+"""The instructor's nbgrader workflow, run for real on every chapter (tests/_nbgrader_course.py).
+
+For each chapter: ``nbgrader generate_assignment`` releases the student version; ``nbgrader autograde``
+scores the untouched release 0 autograded points, the solutions every autograded point, and a
+submission whose answers call the posenc_lib code the exercise asks the student to write 0 for those
+exercises (full points for the others). The release is the student edition plus the locked test cells,
+outputs of the teaching cells included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import nbformat
+import pytest
+
+from _exercise_fixture import ROOT
+from _nbgrader_course import LIBRARY_ANSWERS, course, library_answer, ms
+
+CHAPTERS = [path.stem for path, _ in ms.toc_chapters(ROOT)]
+
+
+@pytest.fixture(scope="module")
+def graded():
+    result = course()
+    print(f"\nnbgrader round trip: {result.seconds:.0f} s for generate_assignment + autograde")
+    return result
+
+
+def test_every_chapter_was_released_and_graded(graded):
+    assert sorted({assignment for assignment, _ in graded.grades}) == sorted(CHAPTERS)
+    for chapter in CHAPTERS:
+        assert {"untouched", "solutions"} <= {student for assignment, student in graded.grades if assignment == chapter}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_untouched_release_scores_no_autograded_point(chapter, graded):
+    score, maximum = graded.autograded(chapter, "untouched")
+    assert maximum > 0 and score == 0
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_solutions_score_every_autograded_point(chapter, graded):
+    score, maximum = graded.autograded(chapter, "solutions")
+    assert maximum > 0 and score == maximum
+
+
+def test_every_chapter_with_an_exercise_the_library_computes_has_a_library_submission(graded):
+    asked = {name for name in LIBRARY_ANSWERS}
+    defined = {chapter.path.stem for chapter in graded.chapters for cell in chapter.source.cells
+               if cell.cell_type == "code" and library_answer(cell.source) is not None}
+    assert set(graded.cheated) == defined
+    answered = {label for labels in graded.cheated.values() for label in labels}
+    assert len(answered) == len(asked)  # every library answer was used by exactly one exercise
+
+
+@pytest.mark.parametrize("chapter", ["03_sinusoidal", "04_learned", "05_rope", "06_alibi", "07_beyond_alibi",
+                                     "10_interview_questions"])
+def test_answers_that_call_the_library_score_nothing_for_those_exercises(chapter, graded):
+    cheated = graded.cheated[chapter]
+    for grade in (g for g in graded.grades[chapter, "library"] if g.test):
+        assert grade.score == (0 if grade.exercise in cheated else grade.max_score), grade
+
+
+def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
+    """So a library submission scores 0 because of the guard, not because the call itself is wrong."""
+    import posenc_lib.exercises as exercises
+    import posenc_lib.exercises._core as core
+
+    monkeypatch.setattr(core, "library_unavailable", lambda *a, **k: contextlib.nullcontext([]))
+    namespace = {"pe": __import__("posenc_lib"), "torch": __import__("torch"), **vars(exercises)}
+    seen = set()
+    for chapter in ms.toc_chapters(ROOT):
+        source = ms.read_chapter(*chapter).source
+        for cell in source.cells:
+            if cell.cell_type == "code" and (changed := library_answer(cell.source)):
+                calls = ms.checker_calls(changed)
+                exec(compile(changed.replace(calls[0], f"_result = {calls[0]}"), "answer", "exec"), namespace)
+                assert namespace["_result"], changed
+                seen.add(calls[0])
+    assert len(seen) == len(LIBRARY_ANSWERS)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_release_is_the_student_edition_plus_test_cells(chapter, graded):
+    release = graded.release(chapter)
+    student = nbformat.read(graded.root / "student" / "book" / f"{chapter}.ipynb", as_version=4)
+    tests = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"]["solution"]]
+    kept = [c for c in release.cells if c not in tests]
+    assert [(c.cell_type, c.source, c.get("outputs")) for c in kept] == \
+        [(c.cell_type, c.source, c.get("outputs")) for c in student.cells]
+    assert tests and all(c.source.split("\n")[-1].startswith("assert check_") for c in tests)
+
+
+def test_the_releases_keep_the_outputs_of_the_teaching_cells(graded):
+    """nbgrader's ClearOutput is off in the course's config: figures and printed results stay (the guide promises it)."""
+    with_outputs = [chapter for chapter in CHAPTERS if any(c.get("outputs") for c in graded.release(chapter).cells)]
+    assert len(with_outputs) >= len(CHAPTERS) - 1, with_outputs  # chapter 10 shows its code only inside solutions
