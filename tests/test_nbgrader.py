@@ -68,14 +68,17 @@ def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
     import posenc_lib.exercises._core as core
 
     monkeypatch.setattr(core, "library_unavailable", lambda *a, **k: contextlib.nullcontext([]))
-    namespace = {"pe": __import__("posenc_lib"), "torch": __import__("torch"), **vars(exercises)}
+    namespace = {"pe": __import__("posenc_lib"), "torch": __import__("torch"), "copy": __import__("copy"), **vars(exercises)}
     seen = set()
     for chapter in ms.toc_chapters(ROOT):
         source = ms.read_chapter(*chapter).source
         for cell in source.cells:
             if cell.cell_type == "code" and (changed := library_answer(cell.source)):
                 calls = ms.checker_calls(changed)
-                exec(compile(changed.replace(calls[0], f"_result = {calls[0]}"), "answer", "exec"), namespace)
+                # the answer and its checker call; what the cell does after that needs the chapter's state
+                answer = changed[: changed.index(calls[0]) + len(calls[0])]
+                answer = answer[: answer.rindex("\n") + 1] if "\n" in answer else ""
+                exec(compile(f"{answer}_result = {calls[0]}\n", "answer", "exec"), namespace)
                 assert namespace["_result"], changed
                 seen.add(calls[0])
     assert len(seen) == len(LIBRARY_ANSWERS)
