@@ -24,15 +24,25 @@ References (``bibtex_default_style: course``): pybtex's alpha style, with arXiv 
 organisation written in braces (``{BigScience Workshop}``), which plain alpha puts last,
 and such organisations labelled by their first word (``[BigScience22]``).
 
-After the build: Font Awesome icons become inline SVG (from npm's @fortawesome/fontawesome-free,
-the version the theme bundles), so no page loads the theme's 1.4 MB fontawesome.js.
+After the build (each page's HTML is rewritten):
+
+* Font Awesome icons become inline SVG (from npm's @fortawesome/fontawesome-free, the version the
+  theme bundles), so no page loads the theme's 1.4 MB fontawesome.js;
+* a page's dozen style sheets become one (``StyleBundler``), Font Awesome's 156 KB font is cut
+  to the few glyphs the style sheets show, KaTeX's two main fonts are preloaded;
+* the theme's script no longer measures every box of the page on load (``patch_theme_script``).
+
+Why: Lighthouse's phone emulation (slow 4G, a slow CPU) scored chapters 0.28-0.36; each of
+these steps was measured to move it (see the closing notes of issue 15).
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import os
 import pathlib
+import posixpath
 import re
 from typing import Any
 
@@ -152,6 +162,8 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
             kept.append(script)
         if pagename == "search":
             kept.append(_JavaScript("_static/search-snippets.js", priority=900, defer="defer"))
+        if "<pre" in body or "cell_output" in body or 'class="math' in body:
+            kept.append(_JavaScript("_static/scroll-tab-stops.js", priority=900, defer="defer"))
         scripts[:] = kept
 
     styles = context.get("css_files")
@@ -200,12 +212,155 @@ def inline_icons(page: str, icons: pathlib.Path = FONTAWESOME) -> str:
     return FONTAWESOME_SCRIPT.sub("", ICON.sub(replace, page))
 
 
+STYLESHEET = re.compile(r'[ \t]*<link\b(?=[^>]*\brel="stylesheet")[^>]*\bhref="([^"]+)"[^>]*>\n?')
+CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]+)\1\s*\)""")
+CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*['"]?([^'")\s]+)['"]?\s*\)?\s*;""")
+PUA_ESCAPE = re.compile(r'"\\(f[0-9a-f]{3}|e[0-9a-f]{3})"')  # "\f303" in a style sheet
+PUA_CHARACTER = re.compile("[\ue000-\uf8ff]")  # the same, written as the character itself
+FA_SOLID_TTF = "_static/vendor/fontawesome/webfonts/fa-solid-900.ttf"
+FA_SUBSET = "_static/course-fa-solid.woff"
+KATEX_FONT_DIR = "_static/offline/katex/fonts"  # where tools/offline_site.py copies KaTeX's fonts
+KATEX_FONTS = ("KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2")  # nearly every formula uses both
+
+
+def css_text(outdir: pathlib.Path, relative: str, into: str) -> str:
+    """A site CSS file's text for a file at `into` (both relative to the site root): its
+    relative url()s rewritten for the new place and its @imports inlined."""
+    source = outdir / relative
+    folder = posixpath.dirname(relative)
+    text = source.read_text(encoding="utf-8")
+
+    def imported(match: re.Match) -> str:
+        return css_text(outdir, posixpath.normpath(posixpath.join(folder, match.group(1))), into)
+
+    def moved(match: re.Match) -> str:
+        quote, url = match.groups()
+        if url.startswith(("data:", "http:", "https:", "/", "#")):
+            return match.group(0)
+        target = posixpath.normpath(posixpath.join(folder, url))
+        return f"url({quote}{posixpath.relpath(target, posixpath.dirname(into))}{quote})"
+
+    return CSS_URL.sub(moved, CSS_IMPORT.sub(imported, text))
+
+
+def icon_codepoints(css: str) -> set[int]:
+    """Font Awesome code points that style sheets show through ``content`` (admonition icons and
+    the like), leaving out Font Awesome's own ``.fa-*`` class rules (the icons now inline SVG)."""
+    points: set[int] = set()
+    for rule in css.split("}"):
+        selector, _, body = rule.partition("{")
+        if ".fa-" in selector or not body:
+            continue
+        points |= {int(code, 16) for code in PUA_ESCAPE.findall(body)}
+        points |= {ord(char) for char in PUA_CHARACTER.findall(body)}
+    return points
+
+
+def subset_font(source: pathlib.Path, target: pathlib.Path, codepoints: set[int]) -> None:
+    """A WOFF font holding only `codepoints` of `source` (fontTools, which Matplotlib brings)."""
+    from fontTools import subset
+
+    options = subset.Options()
+    options.flavor = "woff"  # zlib: no brotli needed
+    options.layout_features = ["*"]
+    font = subset.load_font(str(source), options)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=sorted(codepoints))
+    subsetter.subset(font)
+    subset.save_font(font, str(target), options)
+
+
+class StyleBundler:
+    """One style sheet per page instead of a dozen: the stylesheets a page links, in their order,
+    concatenated into ``_static/course-<hash>.css`` (pages with the same list share a file).
+    A dozen render-blocking requests cost a phone on a slow link a second and a half before
+    the first paint; one costs one. Also: Font Awesome's 156 KB solid font replaced by the few
+    glyphs the style sheets use (admonition icons), and KaTeX's two main fonts preloaded on
+    pages with formulas, so text with math is not held back until the CSS has been read."""
+
+    def __init__(self, outdir: pathlib.Path):
+        self.outdir = outdir
+        self.bundles: dict[tuple[str, ...], str] = {}
+        self.font_face = ""
+        solid = outdir / FA_SOLID_TTF
+        if solid.exists():
+            sheets = [p for p in (outdir / "_static").rglob("*.css") if not p.name.startswith("course-")]
+            points = icon_codepoints("".join(p.read_text(encoding="utf-8") for p in sheets))
+            if points:
+                subset_font(solid, outdir / FA_SUBSET, points)
+                self.font_face = (
+                    '\n@font-face{font-display:block;font-family:"Font Awesome 6 Free";font-style:normal;font-weight:900;'
+                    f'src:url({posixpath.basename(FA_SUBSET)}) format("woff")}}\n'
+                )
+
+    def bundle(self, sheets: tuple[str, ...]) -> str:
+        """The bundle's path (relative to the site root) for these style sheets (relative to the root)."""
+        if sheets not in self.bundles:
+            parts = [f"/* {name} */\n" + css_text(self.outdir, name, "_static/bundle.css") for name in sheets]
+            text = "\n".join(parts) + self.font_face
+            name = f"_static/course-{hashlib.sha1(text.encode()).hexdigest()[:12]}.css"
+            (self.outdir / name).write_text(text, encoding="utf-8")
+            self.bundles[sheets] = name
+        return self.bundles[sheets]
+
+    def page(self, page: pathlib.Path, text: str) -> str:
+        folder = page.parent.relative_to(self.outdir).as_posix()
+        links = [(m.group(0), m.group(1)) for m in STYLESHEET.finditer(text)]
+        local = [(tag, href) for tag, href in links if not href.startswith(("http:", "https:", "//")) and "media=" not in tag]
+        if len(local) < 2:
+            return text
+        sheets = tuple(posixpath.normpath(posixpath.join(folder, href.split("?")[0])) for _, href in local)
+        href = posixpath.relpath(self.bundle(sheets), folder)
+        preload = ""
+        if 'class="katex' in text:
+            fonts = posixpath.relpath(KATEX_FONT_DIR, folder)
+            preload = "".join(
+                f'<link rel="preload" href="{fonts}/{font}" as="font" type="font/woff2" crossorigin="anonymous" />\n'
+                for font in KATEX_FONTS
+            )
+        first = True
+        for tag, _ in local:
+            text = text.replace(tag, f'{preload}<link rel="stylesheet" href="{href}" />\n' if first else "", 1)
+            first = False
+        return text
+
+
+# pydata-sphinx-theme 0.17.1 measures every scrollable box of the page on "load" (to give the
+# boxes that scroll a tab stop): that lays out every section at once, also those the browser would
+# lay out only when they come near the screen (content-visibility in course.css). We drop that
+# first pass; _static/scroll-tab-stops.js gives the tab stops box by box as they come into view.
+# (The theme still re-checks on resize.) The text is checked so that a new theme version fails
+# the build here rather than silently doing the work again.
+THEME_SCRIPT = "_static/scripts/pydata-sphinx-theme.js"
+TAB_STOP_SCAN = (',e()}function _(e,t)', '}function _(e,t)')
+
+
+def patch_theme_script(outdir: pathlib.Path) -> None:
+    script = outdir / THEME_SCRIPT
+    text = script.read_text(encoding="utf-8")
+    old, new = TAB_STOP_SCAN
+    if text.count(old) == 1:
+        script.write_text(text.replace(old, new), encoding="utf-8")
+    elif text.count(new) != 1:
+        from sphinx.errors import ExtensionError
+
+        raise ExtensionError(
+            f"course_site: {THEME_SCRIPT} is not pydata-sphinx-theme 0.17.1's: "
+            "review TAB_STOP_SCAN in tools/course_site.py for the new theme version"
+        )
+
+
 def _on_build_finished(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    for page in pathlib.Path(app.outdir).rglob("*.html"):
+    outdir = pathlib.Path(app.outdir)
+    patch_theme_script(outdir)
+    bundler = StyleBundler(outdir)
+    for page in outdir.rglob("*.html"):
+        if "_static" in page.relative_to(outdir).parts:
+            continue
         text = page.read_text(encoding="utf-8")
-        changed = inline_icons(text)
+        changed = bundler.page(page, inline_icons(text))
         if changed != text:
             page.write_text(changed, encoding="utf-8")
 
@@ -255,5 +410,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _figures_as_svg)
     app.connect("doctree-read", _on_doctree_read)
     app.connect("html-page-context", _on_page_context, priority=900)  # after the extensions that add scripts
-    app.connect("build-finished", _on_build_finished)
+    # after the theme writes its final pygments.css (pydata-sphinx-theme does that at build-finished)
+    app.connect("build-finished", _on_build_finished, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

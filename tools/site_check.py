@@ -200,6 +200,17 @@ async (timeoutMs) => {
 }
 """
 
+class Problem(str):
+    """A problem's message (a str), with its kind: load, sideways, wide, figure, alt or navigation."""
+
+    kind: str
+
+    def __new__(cls, kind: str, message: str) -> "Problem":
+        problem = super().__new__(cls, message)
+        problem.kind = kind
+        return problem
+
+
 FILE_NAME_ALT = r"(^|/)[\w.-]+\.(png|svg|jpe?g|gif|webp)$|^[0-9a-f]{16,}"
 
 
@@ -229,43 +240,43 @@ def problems_of(report: dict, *, phone: bool) -> list[str]:
     found: list[str] = []
     if report["pageWidth"] > report["windowWidth"] + 1:
         culprits = "; ".join(f"{s['tag']} reaching {s['right']} px ({s['text'][:50]!r}, in {s['section']!r})" for s in report["sticking"][:4])
-        found.append(f"the page scrolls sideways: {report['pageWidth']} px wide in a {report['windowWidth']} px window ({culprits})")
+        found.append(Problem("sideways", f"the page scrolls sideways: {report['pageWidth']} px wide in a {report['windowWidth']} px window ({culprits})"))
     for image in report["images"]:
         if not image["loaded"]:
-            found.append(f"image did not load: {image['src']}")
+            found.append(Problem("load", f"image did not load: {image['src']}"))
     for formula in report["math"]:
         if not formula["typeset"]:
-            found.append(f"formula not typeset: {formula['source']!r}")
+            found.append(Problem("load", f"formula not typeset: {formula['source']!r}"))
         elif formula["error"]:
-            found.append(f"KaTeX could not typeset: {formula['source']!r}")
+            found.append(Problem("load", f"KaTeX could not typeset: {formula['source']!r}"))
     if phone:
         return found
     for block in report["wide"]:
-        found.append(
+        found.append(Problem("wide",
             f"{block['kind']} wider than its {block['box']} px box: {block['width']} px, longest line {block['chars']} characters "
             f"({block['line'][:90]!r}), in {block['section']!r}"
-        )
+        ))
     for image in report["images"]:
         if not image["inArticle"]:
             continue
         what = "diagram" if image["diagram"] else "figure"
         if problem := alt_problem(image["alt"]):
-            found.append(f"{what} in {image['section']!r} {problem}: {image['src']}")
+            found.append(Problem("alt", f"{what} in {image['section']!r} {problem}: {image['src']}"))
         if not (image["visible"] and image["natural"]):
             continue
         scale = image["shown"] / image["natural"]
         if scale < MIN_FIGURE_SCALE:
-            found.append(
+            found.append(Problem("figure",
                 f"{what} shown at {scale:.2f} of its natural size ({image['natural']} px drawn, "
                 f"{image['shown']:.0f} px shown), in {image['section']!r}: {image['src']}"
-            )
+            ))
         if image["smallestTextPt"] is not None:
             text_px = image["smallestTextPt"] * 96 / 72 * min(scale, 1.0)
             if text_px < MIN_TEXT_PX - 0.05:
-                found.append(
+                found.append(Problem("figure",
                     f"figure text as small as {text_px:.1f} px ({image['smallestTextPt']:g} pt drawn, shown at {scale:.2f}; "
                     f"{MIN_TEXT_PX} px needed), in {image['section']!r}: {image['src']}"
-                )
+                ))
     return found
 
 
@@ -282,11 +293,11 @@ def inspect_page(context, url: str, *, phone: bool, screenshot: pathlib.Path | N
         else:
             route.abort()  # recorded below; never let it leave the machine
 
-    page.on("console", lambda m: problems.append(f"console error: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(f"uncaught page error: {error}"))
-    page.on("request", lambda r: None if is_local(r.url) else problems.append(f"request to a non-local host: {r.url}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})") if is_local(r.url) else None)
-    page.on("response", lambda r: problems.append(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None)
+    page.on("console", lambda m: problems.append(Problem("load", f"console error: {m.text}")) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(Problem("load", f"uncaught page error: {error}")))
+    page.on("request", lambda r: None if is_local(r.url) else problems.append(Problem("load", f"request to a non-local host: {r.url}")))
+    page.on("requestfailed", lambda r: problems.append(Problem("load", f"request failed: {r.url} ({r.failure})")) if is_local(r.url) else None)
+    page.on("response", lambda r: problems.append(Problem("load", f"HTTP {r.status} for {r.url}")) if r.status >= 400 else None)
     page.route("**/*", on_route)
     try:
         page.goto(url, wait_until="load")
@@ -336,7 +347,7 @@ def check_navigation(context, url: str, *, phone: bool) -> list[str]:
                     continue  # a page without that drawer (e.g. no sections)
                 where = page.evaluate(OPEN_DRAWER, [button, dialog])
                 if "error" in where:
-                    problems.append(f"{what}: {where['error']}")
+                    problems.append(Problem("navigation", f"{what}: {where['error']}"))
                     continue
                 page.mouse.click(where["x"], where["y"])  # a tap where the reader sees the button
                 try:
@@ -345,7 +356,7 @@ def check_navigation(context, url: str, *, phone: bool) -> list[str]:
                         arg=dialog, timeout=3_000,
                     )
                 except Exception:  # noqa: BLE001 - playwright's TimeoutError: the drawer did not open
-                    problems.append(f"{what}: tapping the visible button did not open {dialog}")
+                    problems.append(Problem("navigation", f"{what}: tapping the visible button did not open {dialog}"))
                     continue
                 page.keyboard.press("Escape")
                 page.wait_for_function("d => !document.querySelector(d).open", arg=dialog, timeout=3_000)
@@ -355,17 +366,17 @@ def check_navigation(context, url: str, *, phone: bool) -> list[str]:
                 ".filter((el) => el.getClientRects().length > 0 && !el.closest('dialog')).length"
             )
             if searches != 1:
-                problems.append(f"{searches} visible search entry points on a desktop (one expected)")
+                problems.append(Problem("navigation", f"{searches} visible search entry points on a desktop (one expected)"))
             where = page.evaluate(OPEN_DRAWER, [".primary-toggle", ""])
             if "error" in where:
-                problems.append(f"sidebar toggle: {where['error']}")
+                problems.append(Problem("navigation", f"sidebar toggle: {where['error']}"))
             else:
                 before = page.locator("#pst-primary-sidebar").bounding_box()
                 page.mouse.click(where["x"], where["y"])
                 page.wait_for_timeout(600)  # the theme animates the collapse
                 hidden = page.evaluate("() => getComputedStyle(document.querySelector('#pst-primary-sidebar')).visibility === 'hidden'")
                 if not (before and before["width"] > 100 and hidden):
-                    problems.append("sidebar toggle: clicking the visible button did not collapse the sidebar")
+                    problems.append(Problem("navigation", "sidebar toggle: clicking the visible button did not collapse the sidebar"))
     finally:
         page.close()
     return problems
