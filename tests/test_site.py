@@ -68,8 +68,10 @@ def test_pages_load_no_icon_diagram_or_math_engine_script(html):
         for banned in ("fontawesome", "mermaid", "mathjax", "katex", "thebe"):
             assert not [s for s in scripts if banned in s.lower()], (page, banned, scripts)
         assert ("searchindex.js" in " ".join(scripts)) == (page == "search.html"), (page, scripts)
-        katex_css = "katex.min.css" in text
-        assert katex_css == ('class="katex"' in text), f"{page}: KaTeX's CSS must be there exactly when formulas are"
+        sheets = re.findall(r'<link[^>]*rel="stylesheet"[^>]*href="([^"]+)"', text)
+        assert len(sheets) == 1, (page, sheets)  # one bundle, not a dozen render-blocking requests
+        css = ((html / page).parent / sheets[0]).resolve().read_text()
+        assert (".katex{" in css) == ('class="katex"' in text), f"{page}: KaTeX's CSS must be there exactly when formulas are"
         assert 'class="fa-' not in text and "fa-solid" not in text, f"{page} still has a Font Awesome icon element"
 
 

@@ -29,7 +29,7 @@ After the build (each page's HTML is rewritten):
 * Font Awesome icons become inline SVG (from npm's @fortawesome/fontawesome-free, the version the
   theme bundles), so no page loads the theme's 1.4 MB fontawesome.js;
 * a page's dozen style sheets become one (``StyleBundler``), Font Awesome's 156 KB font is cut
-  to the few glyphs the style sheets show, KaTeX's two main fonts are preloaded;
+  to the few glyphs the style sheets show;
 * the theme's script no longer measures every box of the page on load (``patch_theme_script``).
 
 Why: Lighthouse's phone emulation (slow 4G, a slow CPU) scored chapters 0.28-0.36; each of
@@ -82,8 +82,8 @@ def _on_doctree_read(app: Any, doctree: Any) -> None:
     for cell in list(doctree.findall(nodes.container)):
         metadata = cell.get("cell_metadata") or {}
         note = (metadata.get("posenc") or {}).get("site_note") if isinstance(metadata, dict) else None
-        if note:
-            cell.replace_self(nodes.paragraph("", "", *inline_markup(note), classes=["setup-note"]))
+        if note:  # (replace_self would give the paragraph the cell's classes)
+            cell.parent.replace(cell, nodes.paragraph("", "", *inline_markup(note), classes=["setup-note"]))
 
 
 # ------------------------------------------------------------------ writing
@@ -219,8 +219,6 @@ PUA_ESCAPE = re.compile(r'"\\(f[0-9a-f]{3}|e[0-9a-f]{3})"')  # "\f303" in a styl
 PUA_CHARACTER = re.compile("[\ue000-\uf8ff]")  # the same, written as the character itself
 FA_SOLID_TTF = "_static/vendor/fontawesome/webfonts/fa-solid-900.ttf"
 FA_SUBSET = "_static/course-fa-solid.woff"
-KATEX_FONT_DIR = "_static/offline/katex/fonts"  # where tools/offline_site.py copies KaTeX's fonts
-KATEX_FONTS = ("KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2")  # nearly every formula uses both
 
 
 def css_text(outdir: pathlib.Path, relative: str, into: str) -> str:
@@ -275,8 +273,9 @@ class StyleBundler:
     concatenated into ``_static/course-<hash>.css`` (pages with the same list share a file).
     A dozen render-blocking requests cost a phone on a slow link a second and a half before
     the first paint; one costs one. Also: Font Awesome's 156 KB solid font replaced by the few
-    glyphs the style sheets use (admonition icons), and KaTeX's two main fonts preloaded on
-    pages with formulas, so text with math is not held back until the CSS has been read."""
+    glyphs the style sheets use (admonition icons). (Preloading KaTeX's fonts was measured too:
+    it made the largest paint later, competing with the style sheet, and a preload with
+    ``crossorigin`` fails on pages opened from disk.)"""
 
     def __init__(self, outdir: pathlib.Path):
         self.outdir = outdir
@@ -311,16 +310,9 @@ class StyleBundler:
             return text
         sheets = tuple(posixpath.normpath(posixpath.join(folder, href.split("?")[0])) for _, href in local)
         href = posixpath.relpath(self.bundle(sheets), folder)
-        preload = ""
-        if 'class="katex' in text:
-            fonts = posixpath.relpath(KATEX_FONT_DIR, folder)
-            preload = "".join(
-                f'<link rel="preload" href="{fonts}/{font}" as="font" type="font/woff2" crossorigin="anonymous" />\n'
-                for font in KATEX_FONTS
-            )
         first = True
         for tag, _ in local:
-            text = text.replace(tag, f'{preload}<link rel="stylesheet" href="{href}" />\n' if first else "", 1)
+            text = text.replace(tag, f'<link rel="stylesheet" href="{href}" />\n' if first else "", 1)
             first = False
         return text
 

@@ -16,7 +16,8 @@ Two roles in one module, so the list of npm packages lives in one place (package
   - formulas are typeset at build time by sphinxcontrib-katex (``katex_prerender``),
     with the KaTeX of package.json; a page then needs only KaTeX's CSS and fonts,
     copied here into ``_static/offline/katex``. A formula KaTeX cannot parse is a
-    build warning (so ``-W`` fails the build) naming the formula.
+    build warning (so ``-W`` fails the build) naming the formula. The KaTeX server is
+    started safely on a busy machine and stopped when the build ends.
 """
 
 from __future__ import annotations
@@ -203,8 +204,54 @@ def _warn_on_katex_errors(app: Any) -> None:
     katex.render_latex = render_checked
 
 
+def _start_katex_server(cls: Any, rundir: pathlib.Path, timeout: float) -> tuple[Any, Any]:
+    """sphinxcontrib-katex 0.9.11's server start, made safe on a busy machine.
+
+    The original connects once the socket file exists, which node creates (bind) before it
+    listens: on a loaded machine the connection is refused and the build fails. Here the
+    connection is retried until the server listens, and a server that cannot start is stopped
+    rather than left running (an orphan server keeps the build's output pipes open).
+    """
+    import socket
+    import time
+
+    from sphinxcontrib.katex import KaTeXError
+
+    socket_path = rundir / "katex.sock"
+    process = subprocess.Popen(cls.build_command(socket=socket_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=rundir)
+    deadline = time.monotonic() + timeout
+    while True:
+        if socket_path.is_socket():
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(str(socket_path))
+                return process, sock
+            except ConnectionRefusedError:
+                sock.close()
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise KaTeXError(f"the KaTeX server did not start within {timeout} s (exit code {process.poll()})")
+        time.sleep(0.01)
+
+
+def _stop_katex_server(app: Any, exception: Exception | None) -> None:
+    from sphinxcontrib.katex import KaTeXServer
+
+    if KaTeXServer.katex_server is not None:
+        import atexit
+
+        atexit.unregister(KaTeXServer.terminate)  # sphinxcontrib-katex's own clean-up, done here
+        KaTeXServer.katex_server.terminate()
+        KaTeXServer.katex_server = None
+
+
 def setup(app: Any) -> dict[str, Any]:
+    import sphinxcontrib.katex as katex
     from sphinxcontrib.mermaid import mermaid
+
+    katex.KaTeXServer.start_server_process = classmethod(_start_katex_server)
+    katex.STARTUP_TIMEOUT = 60.0  # node starting on a busy machine (the default is 5 s)
+    katex.RENDER_TIMEOUT = 60.0  # per formula
 
     app.setup_extension("sphinxcontrib.mermaid")
     app.setup_extension("sphinxcontrib.katex")
@@ -212,6 +259,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _check_installed)
     app.connect("builder-inited", _copy_assets)  # before pages are written, so asset checksums work
     app.connect("builder-inited", _warn_on_katex_errors)
+    app.connect("build-finished", _stop_katex_server)
     app.add_node(mermaid, override=True, html=(_visit_mermaid, None))
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
