@@ -72,7 +72,8 @@ def test_pages_load_no_icon_diagram_or_math_engine_script(html):
         assert len(sheets) == 1, (page, sheets)  # one bundle, not a dozen render-blocking requests
         css = ((html / page).parent / sheets[0]).resolve().read_text()
         assert (".katex{" in css) == ('class="katex"' in text), f"{page}: KaTeX's CSS must be there exactly when formulas are"
-        assert 'class="fa-' not in text and "fa-solid" not in text, f"{page} still has a Font Awesome icon element"
+        icons = re.findall(r'<(?:i|span)\b[^>]*class="[^"]*\b(?:fa-solid|fa-regular|fa-brands|fas|far|fab)\b', text)
+        assert not icons, f"{page} still has Font Awesome icon elements: {icons[:3]}"
 
 
 def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):

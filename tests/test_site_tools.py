@@ -92,8 +92,10 @@ def test_bibliography_style_orders_and_labels_organisations():
 
 def test_diagram_size_and_fallback_text(tmp_path):
     svg = tmp_path / "d.svg"
-    svg.write_text('<svg id="x" width="100%" style="max-width: 182.8px" viewBox="0 0 182.796875 174" role="graphics-document">')
+    svg.write_text('<svg id="x" width="100%" style="max-width: 182.8px; background-color: white;" viewBox="0 0 182.796875 174" role="graphics-document"><g/></svg>')
     assert offline_site.natural_size(svg) == (182.796875, 174.0)
+    assert svg.read_text().startswith('<svg id="x" width="182.797" height="174" style="background-color: white;" viewBox=')
+    assert offline_site.natural_size(svg) == (182.796875, 174.0)  # again: nothing more to change
     svg.write_text("<svg/>")
     with pytest.raises(ValueError, match="no viewBox"):
         offline_site.natural_size(svg)

@@ -135,11 +135,22 @@ def _copy_assets(app: Any) -> None:
 
 
 def natural_size(svg_file: pathlib.Path) -> tuple[float, float]:
-    """Width and height, in CSS pixels, of a diagram drawn by mermaid-cli (its viewBox)."""
-    match = SVG_SIZE.search(svg_file.read_text(encoding="utf-8"))
+    """Width and height, in CSS pixels, of a diagram drawn by mermaid-cli (its viewBox).
+
+    mermaid-cli writes ``width="100%"``, which leaves an image with no size of its own (a
+    browser then takes 300 x 150): the file is given its viewBox's width and height instead.
+    """
+    text = svg_file.read_text(encoding="utf-8")
+    match = SVG_SIZE.search(text)
     if match is None:
         raise ValueError(f"{svg_file} has no viewBox on its <svg> element")
-    return float(match.group(1)), float(match.group(2))
+    width, height = float(match.group(1)), float(match.group(2))
+    root = match.group(0)
+    sized = re.sub(r'\swidth="100%"', f' width="{width:g}" height="{height:g}"', root, count=1)
+    sized = re.sub(r"max-width:\s*[\d.]+px;?\s*", "", sized, count=1)
+    if sized != root:
+        svg_file.write_text(text.replace(root, sized, 1), encoding="utf-8")
+    return width, height
 
 
 def _visit_mermaid(self: Any, node: Any) -> None:

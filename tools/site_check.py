@@ -148,7 +148,8 @@ async (timeoutMs) => {
   const blocks = inArticle('div.highlight pre, .cell_output pre, .cell_output .text_html, .pst-scrollable-table-container, div.math')
     .filter((el) => el.getClientRects().length > 0 || el.closest('details, .toggle-hidden, .dropdown'));
   const wide = blocks.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => {
-    const lines = (el.innerText || el.textContent).split('\n');
+    const tex = el.matches('div.math') && el.querySelector('annotation');  // a formula: its TeX source
+    const lines = tex ? [tex.textContent.replace(/\s+/g, ' ').trim()] : (el.innerText || el.textContent).split('\n');
     const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), '');
     return {
       kind: kindOf(el), width: el.scrollWidth, box: el.clientWidth, chars: longest.length,
@@ -175,7 +176,8 @@ async (timeoutMs) => {
   const content = inArticle('img');
   // the smallest text of a Matplotlib SVG: text drawn as paths is scaled by fontsize/100 (in pt)
   const smallestText = async (img) => {
-    if (!img.currentSrc.endsWith('.svg') || img.classList.contains('diagram')) return null;
+    if (!content.includes(img) || !img.currentSrc.endsWith('.svg') || img.classList.contains('diagram')) return null;
+    if (location.protocol === 'file:') return null;  // a page opened from disk may not fetch files
     try {
       const svg = await (await fetch(img.currentSrc)).text();
       const sizes = [...svg.matchAll(/scale\(([\d.]+) -\1\)/g)].map((m) => 100 * parseFloat(m[1]));
