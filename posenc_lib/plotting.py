@@ -67,15 +67,16 @@ def use_course_style(figure_format: str | None = None) -> None:
     if chosen not in FIGURE_FORMATS:
         raise ValueError(f"figure_format must be one of {FIGURE_FORMATS}, got {chosen!r}")
     try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with Jupyter
+        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin in a notebook
+    except NameError:
+        return  # a plain Python process: nothing to configure
+    if shell is None or "inline" not in matplotlib.get_backend():
         return
-    if get_ipython() is None or "inline" not in matplotlib.get_backend():
-        return
-    from matplotlib_inline.backend_inline import set_matplotlib_formats
-
-    # bbox_inches="tight" is the inline backend's default; metadata: no creation date in SVG/PNG
-    set_matplotlib_formats(chosen, bbox_inches="tight", metadata={"Date": None} if chosen == "svg" else {})
+    # the inline backend's own settings (%config); bbox_inches="tight" is its default, and an SVG
+    # without its creation date is the same from run to run
+    metadata = {"Date": None} if chosen == "svg" else {}
+    shell.run_line_magic("config", f"InlineBackend.figure_formats = [{chosen!r}]")
+    shell.run_line_magic("config", f"InlineBackend.print_figure_kwargs = {{'bbox_inches': 'tight', 'metadata': {metadata!r}}}")
 
 
 def panels(

@@ -2,8 +2,8 @@
 
     python tools/lighthouse_audit.py [_build/html] [--pages book/intro.html ...] [--json FILE]
 
-Runs the Lighthouse pinned in package.json with Debian's chromium on every page of the table of
-contents (or `--pages`), twice: the desktop preset and the default mobile emulation (a mid-range
+Runs the Lighthouse pinned in package.json with Debian's chromium on every page of the site but
+the index.html redirect (or `--pages`), twice: the desktop preset and the default mobile emulation (a mid-range
 phone on a slow 4G link, simulated). Prints one table and exits 1 when a score is below
 `THRESHOLDS`: desktop performance 0.95, accessibility, best practices and SEO 1.0; mobile
 performance 0.85. A page whose performance misses its threshold is measured twice more and
@@ -68,9 +68,9 @@ class GzipHandler(site_check.QuietHandler):
         return io.BytesIO(data)
 
 
-def toc_pages(html: pathlib.Path) -> list[str]:
-    """The pages a reader reaches from the table of contents: every page under book/."""
-    return [page for page in site_check.html_pages(html) if page.startswith("book/")]
+def site_pages(html: pathlib.Path) -> list[str]:
+    """Every page of the site but index.html (a redirect to book/intro.html)."""
+    return [page for page in site_check.html_pages(html) if page != "index.html"]
 
 
 def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
@@ -144,13 +144,13 @@ def format_row(row: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("html", nargs="?", type=pathlib.Path, default=ROOT / "_build" / "html")
-    parser.add_argument("--pages", nargs="*", help="pages relative to the site root (default: every page under book/)")
+    parser.add_argument("--pages", nargs="*", help="pages relative to the site root (default: every page but index.html)")
     parser.add_argument("--json", type=pathlib.Path, help="write the rows here")
     args = parser.parse_args(argv)
     if not (args.html / "index.html").exists():
         parser.error(f"{args.html} is not a built site (no index.html); run `make book` first")
     print(HEADER, flush=True)
-    rows = audit(args.html, args.pages or toc_pages(args.html))
+    rows = audit(args.html, args.pages or site_pages(args.html))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1))

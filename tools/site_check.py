@@ -96,8 +96,8 @@ def browser() -> Iterator[object]:
 
 
 def new_context(instance, *, phone: bool = False, color_scheme: str = "light"):
-    if phone:  # a phone: narrow, touch, 3 device pixels per CSS pixel
-        return instance.new_context(viewport=PHONE, device_scale_factor=3, is_mobile=True, has_touch=True, color_scheme=color_scheme)
+    if phone:  # a phone: narrow, touch, 2 device pixels per CSS pixel
+        return instance.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True, color_scheme=color_scheme)
     return instance.new_context(viewport=DESKTOP, color_scheme=color_scheme)
 
 
