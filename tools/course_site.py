@@ -257,8 +257,11 @@ def icon_codepoints(css: str) -> set[int]:
 
 def subset_font(source: pathlib.Path, target: pathlib.Path, codepoints: set[int]) -> None:
     """A WOFF font holding only `codepoints` of `source` (fontTools, which Matplotlib brings)."""
+    import logging
+
     from fontTools import subset
 
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # it logs every table it prunes
     options = subset.Options()
     options.flavor = "woff"  # zlib: no brotli needed
     options.layout_features = ["*"]
