@@ -63,6 +63,8 @@ def test_every_page_has_its_own_meta_description(html):
 
 def test_pages_load_no_icon_diagram_or_math_engine_script(html):
     for page in site_check.html_pages(html):
+        if page == "index.html":  # a redirect to book/intro.html
+            continue
         text = (html / page).read_text()
         scripts = re.findall(r'<script[^>]*src="([^"]+)"', text)
         for banned in ("fontawesome", "mermaid", "mathjax", "katex", "thebe"):
