@@ -217,6 +217,7 @@ class Problem(str):
         return problem
 
 
+LAY_OUT_EVERYTHING = ".bd-article section { content-visibility: visible !important; }"
 FILE_NAME_ALT = r"(^|/)[\w.-]+\.(png|svg|jpe?g|gif|webp)$|^[0-9a-f]{16,}"
 
 
@@ -314,6 +315,16 @@ def inspect_page(context, url: str, *, phone: bool, screenshot: pathlib.Path | N
     try:
         page.goto(url, wait_until="load")
         for attempt in range(3):  # index.html is a meta-refresh redirect: inspect the page it lands on
+            try:
+                # lay out every section now: on narrow screens the site lets the browser skip
+                # sections far from the screen (content-visibility), which would hide their
+                # overflow from these measurements and leave them blank in full-page screenshots
+                page.add_style_tag(content=LAY_OUT_EVERYTHING)
+            except PlaywrightError as error:
+                if "context was destroyed" not in str(error) or attempt == 2:
+                    raise
+                page.wait_for_load_state("load")
+                continue
             try:
                 report = page.evaluate(INSPECT_PAGE, RENDER_TIMEOUT_MS)
                 break
