@@ -90,7 +90,9 @@ def panels(
     """A figure of ``n`` panels stacked vertically, each ``width`` x ``height`` inches.
 
     Use it where panels would otherwise sit side by side and be shrunk to a fraction of
-    the column. Returns ``(figure, list of n axes)``, top to bottom.
+    the column. Returns ``(figure, list of n axes)``, top to bottom. The figure lays itself
+    out (Matplotlib's constrained layout): do not call ``fig.tight_layout()`` on it, which
+    warns "The figure layout has changed to tight".
     """
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
