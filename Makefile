@@ -9,11 +9,13 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
 
-.PHONY: help venv assets book test test-fast refresh-notebooks experiments student bench constraints clean
+.PHONY: help venv assets book test test-fast audit refresh-notebooks experiments student bench constraints clean
 
 help:
 	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test   - set up .venv if needed, run unit tests, nbval on every notebook and a strict book build"
+	@echo "              (with the browser checks of the website and Lighthouse on three pages)"
+	@echo "make audit  - build the website and run Lighthouse on every page, desktop and phone; fails below the targets"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
@@ -27,8 +29,8 @@ $(STAMP): $(REQUIREMENTS)
 
 venv: $(STAMP)
 
-# mermaid and MathJax for the website, from npm at the versions in package-lock.json (runs `npm ci`
-# only when node_modules does not hold them); the build serves them from _build/html/_static/offline
+# the website's build tools from npm at the versions in package-lock.json (runs `npm ci` only when
+# node_modules does not hold them): mermaid-cli, KaTeX, Font Awesome's SVGs, Lighthouse
 assets:
 	$(PYTHON) tools/offline_site.py install
 
@@ -40,8 +42,13 @@ book: $(STAMP) assets
 test: $(STAMP) assets
 	$(BIN)/python -m pytest --nbval --nbval-current-env tests book
 
+# Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
+# served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json
+audit: book
+	$(BIN)/python tools/lighthouse_audit.py _build/html --json test-artifacts/lighthouse-audit.json
+
 # unit tests only (no notebooks, no book build)
-test-fast: $(STAMP)
+test-fast: $(STAMP) assets
 	$(BIN)/python -m pytest tests -m "not book" --ignore=tests/test_notebooks.py
 
 refresh-notebooks: $(STAMP)

@@ -1,19 +1,39 @@
-"""Plot helpers shared by the chapters, so every figure looks the same.
+"""Plot helpers shared by the chapters, so every figure looks the same and fits the page.
 
 Each helper draws on a Matplotlib ``Axes`` (created if not given) and returns
 it, so chapters can combine them in subplots. Figures get an opaque white
 background so they stay readable on the website's dark theme.
+
+Figures are designed for the website's text column (``COLUMN_WIDTH`` inches, about
+760 CSS pixels on a 1366-pixel screen): a figure no wider than the column is shown at
+100 % scale, so a 9-point label is 12 pixels tall. Wider figures are shrunk by the
+browser, and their text with them. Hence:
+
+* ``panels(n)`` stacks ``n`` panels vertically at the column's width, instead of
+  side by side where each would be a third of the column;
+* ``heatmap_grid`` wraps its panels into as many rows as the column needs;
+* ``legend_below(ax)`` / ``line_plot(..., legend_loc="below")`` put a legend under
+  the axes, off the data;
+* ``readability(fig)`` reports a figure's width and its smallest text in CSS pixels,
+  which the course's tests and authors use to check a figure.
+
+On the website figures are SVG (zoomable on a phone): the build sets the environment
+variable ``POSENC_FIGURE_FORMAT=svg`` and ``use_course_style()`` passes it to the
+notebook's inline backend. Stored notebooks keep PNG (``"png"`` is the default).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+COLUMN_WIDTH = 7.5  # inches: the widest figure shown at 100 % in the site's text column (760 px)
+MIN_FONT_PT = 9.0  # smallest text the helpers draw: 12 px at 100 % (SVG: 96 px per inch)
+FIGURE_FORMATS = ("png", "svg", "retina")
 
 COURSE_STYLE = {
     "figure.figsize": (7.0, 3.6),
@@ -26,12 +46,106 @@ COURSE_STYLE = {
     "axes.grid": False,
     "image.cmap": "viridis",
     "font.size": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
+    "figure.titlesize": 12,
+    # SVG output the same from run to run (element ids from a fixed salt, no date)
+    "svg.hashsalt": "posenc-course",
 }
 
 
-def use_course_style() -> None:
-    """Apply the course's Matplotlib defaults (white background, readable sizes)."""
+def use_course_style(figure_format: str | None = None) -> None:
+    """Apply the course's Matplotlib defaults (white background, readable sizes).
+
+    In a notebook, also choose the inline figure format: ``figure_format``, else the
+    environment variable ``POSENC_FIGURE_FORMAT`` (the website build sets ``"svg"``),
+    else ``"png"``.
+    """
     plt.rcParams.update(COURSE_STYLE)
+    chosen = figure_format or os.environ.get("POSENC_FIGURE_FORMAT") or "png"
+    if chosen not in FIGURE_FORMATS:
+        raise ValueError(f"figure_format must be one of {FIGURE_FORMATS}, got {chosen!r}")
+    try:
+        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin in a notebook
+    except NameError:
+        return  # a plain Python process: nothing to configure
+    if shell is None or "inline" not in matplotlib.get_backend():
+        return
+    # the inline backend's own settings (%config); bbox_inches="tight" is its default, and an SVG
+    # without its creation date is the same from run to run
+    metadata = {"Date": None} if chosen == "svg" else {}
+    shell.run_line_magic("config", f"InlineBackend.figure_formats = [{chosen!r}]")
+    shell.run_line_magic("config", f"InlineBackend.print_figure_kwargs = {{'bbox_inches': 'tight', 'metadata': {metadata!r}}}")
+
+
+def panels(
+    n: int,
+    *,
+    height: float = 2.6,
+    width: float = COLUMN_WIDTH,
+    sharex: bool = False,
+    sharey: bool = False,
+) -> tuple[plt.Figure, list[plt.Axes]]:
+    """A figure of ``n`` panels stacked vertically, each ``width`` x ``height`` inches.
+
+    Use it where panels would otherwise sit side by side and be shrunk to a fraction of
+    the column. Returns ``(figure, list of n axes)``, top to bottom. The figure lays itself
+    out (Matplotlib's constrained layout): do not call ``fig.tight_layout()`` on it, which
+    warns "The figure layout has changed to tight".
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not 0 < width <= COLUMN_WIDTH:
+        raise ValueError(f"width must be in (0, {COLUMN_WIDTH}] inches (the column), got {width}")
+    if height <= 0:
+        raise ValueError(f"height must be positive (inches), got {height}")
+    fig, axes = plt.subplots(int(n), 1, figsize=(width, height * n), sharex=sharex, sharey=sharey, squeeze=False, layout="constrained")
+    return fig, list(axes[:, 0])
+
+
+def columns_that_fit(ncols: int, panel_width: float, extra: float = 0.0) -> int:
+    """The largest number of panels ``<= ncols`` of ``panel_width`` inches (plus ``extra``) that fits the column."""
+    return max(1, min(int(ncols), int((COLUMN_WIDTH - extra) // panel_width)))
+
+
+def legend_below(ax: plt.Axes, *, ncols: int | None = None, **kwargs) -> matplotlib.legend.Legend:
+    """Put ``ax``'s legend under the axes, below its tick labels and x label, off the data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        raise ValueError("ax has no labelled artists to put in a legend")
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    below = ax.bbox.y0 - ax.get_tightbbox(renderer).y0  # pixels taken by tick labels and x label
+    anchor_y = -(below + 4) / ax.bbox.height
+    columns = ncols or min(len(labels), 3)
+    return ax.legend(
+        handles, labels, loc="upper center", bbox_to_anchor=(0.5, anchor_y), ncols=columns, frameon=False, **kwargs
+    )
+
+
+def readability(fig: plt.Figure, *, figure_format: str = "svg") -> dict[str, float]:
+    """How a figure shows on the website: its width and its smallest text, in CSS pixels at 100 %.
+
+    SVG is laid out at 96 CSS pixels per inch; PNG at the figure's dpi (one image pixel per
+    CSS pixel). Text is every visible text artist with content (titles, labels, ticks, legends,
+    annotations, colour bars). Use: ``width_px <= 760`` and ``min_font_px >= 11``.
+    """
+    if figure_format not in ("svg", "png"):
+        raise ValueError(f"figure_format must be 'svg' or 'png', got {figure_format!r}")
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer)  # inches, as bbox_inches="tight" saves it
+    per_inch = 96.0 if figure_format == "svg" else float(fig.dpi)
+    sizes = [
+        text.get_fontsize()
+        for text in fig.findobj(matplotlib.text.Text)
+        if text.get_visible() and text.get_text().strip() and text.get_window_extent(renderer).width > 0
+    ]
+    return {
+        "width_px": float(box.width) * per_inch,
+        "height_px": float(box.height) * per_inch,
+        "min_font_px": min(sizes) * per_inch / 72.0 if sizes else float("nan"),
+    }
 
 
 def _as_numpy(values: object) -> np.ndarray:
@@ -86,7 +200,12 @@ def line_plot(
     logy: bool = False,
     legend_loc: str = "best",
 ) -> plt.Axes:
-    """Plot several named curves against one x axis, with a legend."""
+    """Plot several named curves against one x axis, with a legend.
+
+    ``legend_loc`` is a Matplotlib location, or ``"below"`` (under the axes, off the data;
+    best when curves fill the plot) or ``"right"`` (outside, right of the axes: make the
+    figure narrower than the column to leave it room).
+    """
     xs = _as_numpy(x)
     if ax is None:
         _, ax = plt.subplots()
@@ -100,8 +219,12 @@ def line_plot(
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if curves:
-        ax.legend(loc=legend_loc, fontsize=9)
+    if curves and legend_loc == "below":
+        legend_below(ax)
+    elif curves and legend_loc == "right":
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    elif curves:
+        ax.legend(loc=legend_loc)
     return ax
 
 
@@ -132,7 +255,7 @@ def arrows_on_circle(
     colours = plt.get_cmap(cmap)(np.linspace(0.0, 0.85, len(points)))
     for (x, y), label, colour in zip(points, labels, colours):
         ax.annotate("", xy=(x, y), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=1.8))
-        ax.text(1.12 * x, 1.12 * y, label, color=colour, ha="center", va="center", fontsize=9)
+        ax.text(1.12 * x, 1.12 * y, label, color=colour, ha="center", va="center", fontsize=MIN_FONT_PT)
     limit = 1.3 * radius
     ax.set_xlim(-limit, limit)
     ax.set_ylim(-limit, limit)
@@ -162,7 +285,8 @@ def heatmap_grid(
     """Draw a stack of matrices ``(n, rows, cols)`` -- e.g. one per head, ``(h, s_q, s_k)`` -- on one colour scale.
 
     Non-finite entries (such as a ``-inf`` causal mask) are left blank. Returns
-    the figure; one shared colour bar sits on the right.
+    the figure; one shared colour bar sits on the right. ``ncols`` is the most panels
+    per row: fewer when that many would be wider than the column (``COLUMN_WIDTH``).
     """
     stack = _as_numpy(matrices)
     if stack.ndim != 3:
@@ -170,6 +294,7 @@ def heatmap_grid(
     if len(titles) != stack.shape[0]:
         raise ValueError(f"titles must have one entry per matrix ({stack.shape[0]}), got {len(titles)}")
     stack = np.where(np.isfinite(stack), stack, np.nan)
+    ncols = columns_that_fit(ncols, panel_size[0], extra=1.0)  # wrap into more rows rather than shrink
     nrows = -(-stack.shape[0] // ncols)
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(panel_size[0] * ncols + 1.0, panel_size[1] * nrows + 0.6), squeeze=False
@@ -226,12 +351,12 @@ def trajectory_plot(
         if label_points:
             for index, (x, y) in enumerate(points):
                 text = str(index) if point_labels is None else str(point_labels[index])
-                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=line.get_color())
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=MIN_FONT_PT, color=line.get_color())
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=9)
+    ax.legend()
     return ax
 
 
@@ -254,7 +379,7 @@ def bar_plot(
         _, ax = plt.subplots()
     bars = ax.bar(range(len(labels)), heights, color=plt.get_cmap("viridis")(np.linspace(0.15, 0.75, len(labels))))
     ax.set_xticks(range(len(labels)), labels)
-    ax.bar_label(bars, labels=[value_format.format(h) for h in heights], fontsize=9)
+    ax.bar_label(bars, labels=[value_format.format(h) for h in heights], fontsize=MIN_FONT_PT)
     if logy:
         ax.set_yscale("log")
     ax.margins(y=0.15)

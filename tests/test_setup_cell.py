@@ -27,6 +27,10 @@ def test_notebook_starts_with_the_current_setup_cell(path):
         "the first code cell is not the current set-up cell: run `python tools/setup_cell.py` "
         "and re-execute the notebook with tools/execute_notebooks.py"
     )
+    assert setup_cell.has_site_metadata(notebook.cells[index]), (
+        "the set-up cell lacks the website's metadata (hidden, one sentence for Colab readers): "
+        "run `python tools/setup_cell.py` (no re-execution needed)"
+    )
 
 
 def test_the_cell_installs_from_the_repository_in_config():
@@ -69,6 +73,32 @@ def test_stamp_inserts_the_cell_before_the_first_code_cell():
     assert notebook.cells[1].source == setup_cell.cell_source()
     assert notebook.cells[2].source == "import torch"
     nbformat.validate(notebook)  # the new cell has an id, as nbformat 4.5 requires
+
+
+def test_a_new_cell_is_hidden_on_the_site_and_carries_the_colab_sentence():
+    notebook = scratch_notebook("import torch")
+    setup_cell.stamp(notebook, setup_cell.cell_source())
+    cell = notebook.cells[1]
+    assert "remove-input" in cell.metadata["tags"]
+    assert cell.metadata["posenc"]["site_note"] == setup_cell.SITE_NOTE
+
+
+def test_the_site_note_is_one_sentence_with_balanced_code_marks():
+    note = setup_cell.SITE_NOTE
+    assert note.count("`") % 2 == 0 and "Colab" in note and "posenc_lib" in note
+    assert note.endswith(".") and note.count(". ") == 0
+
+
+def test_stamping_metadata_keeps_the_outputs_of_an_executed_cell():
+    notebook = scratch_notebook(setup_cell.cell_source(), "import torch")
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="kept\n")]
+    notebook.cells[1].execution_count = 1
+    notebook.cells[1].metadata["tags"] = ["keep-me"]
+    assert not setup_cell.is_current(notebook, setup_cell.cell_source())
+    assert setup_cell.stamp(notebook, setup_cell.cell_source())
+    assert setup_cell.is_current(notebook, setup_cell.cell_source())
+    assert notebook.cells[1].outputs[0]["text"] == "kept\n" and notebook.cells[1].execution_count == 1
+    assert notebook.cells[1].metadata["tags"] == ["remove-input"]
 
 
 def test_stamp_is_idempotent():

@@ -1,0 +1,66 @@
+"""Lighthouse on three representative pages (the landing page, chapter 5, chapter 11), as `make audit`
+does on every page: served gzip-compressed from loopback, desktop preset and phone emulation, with
+the thresholds of tools/lighthouse_audit.py (desktop: performance 0.95, accessibility, best
+practices and SEO 1.0; phone: performance 0.85). The rows go to test-artifacts/lighthouse.json.
+
+A control shows the check can fail: the landing page with a 2 MB script that blocks rendering
+scores below the phone threshold.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import lighthouse_audit  # noqa: E402  (tools/ is not a package)
+import site_check  # noqa: E402
+
+pytestmark = pytest.mark.book
+
+PAGES = ["book/intro.html", "book/05_rope.html", "book/11_experiments.html"]
+
+
+@pytest.fixture(scope="module")
+def site(built_site):
+    if not built_site.ok:
+        pytest.fail("the book did not build:\n" + built_site.log_tail())
+    try:
+        site_check.chromium_executable()
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    return built_site.html
+
+
+def test_three_pages_meet_the_lighthouse_thresholds(site):
+    rows = lighthouse_audit.audit(site, PAGES)
+    out = ROOT / "test-artifacts" / "lighthouse.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    assert len(rows) == 2 * len(PAGES)
+    failed = {f"{row['page']} ({row['preset']})": row["problems"] for row in rows if row["problems"]}
+    table = "\n".join(lighthouse_audit.format_row(row) for row in rows)
+    assert not failed, f"{failed}\n{lighthouse_audit.HEADER}\n{table}"
+
+
+def test_a_page_with_a_render_blocking_script_fails_the_phone_threshold(site, tmp_path):
+    for entry in site.iterdir():
+        (tmp_path / entry.name).symlink_to(entry)
+    (tmp_path / "book").unlink()
+    (tmp_path / "book").mkdir()
+    for entry in (site / "book").iterdir():
+        (tmp_path / "book" / entry.name).symlink_to(entry)
+    filler = base64.b64encode(random.Random(0).randbytes(1_500_000)).decode()  # 2 MB that gzip cannot shrink
+    (tmp_path / "book" / "slow.js").write_text(f"var filler = '{filler}';\n")
+    intro = (site / "book" / "intro.html").read_text()
+    (tmp_path / "book" / "intro.html").unlink()
+    (tmp_path / "book" / "intro.html").write_text(intro.replace("</head>", '<script src="slow.js"></script></head>', 1))
+    with site_check.serve(tmp_path, lighthouse_audit.GzipHandler) as base:
+        row = lighthouse_audit.summary(lighthouse_audit.run_lighthouse(base + "book/intro.html", "mobile"))
+    assert lighthouse_audit.below("mobile", row["scores"]), row

@@ -1,0 +1,148 @@
+"""The built website's HTML: what tools/course_site.py and tools/offline_site.py promise, page by page.
+
+(The same site in a browser is tests/test_browser.py; its speed is tests/test_lighthouse.py.)
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT, build
+
+sys.path.insert(0, str(ROOT / "tools"))
+import setup_cell  # noqa: E402  (tools/ is not a package)
+import site_check  # noqa: E402
+
+pytestmark = pytest.mark.book
+
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def html(built_site):
+    if not built_site.ok:
+        pytest.fail("the book did not build:\n" + built_site.log_tail())
+    return built_site.html
+
+
+def chapter_pages(html):
+    return [html / "book" / (path.stem + ".html") for path in NOTEBOOKS]
+
+
+def test_the_setup_cell_is_one_sentence_on_every_chapter_page(html):
+    note = setup_cell.SITE_NOTE.split("`")[0]
+    for page in chapter_pages(html):
+        text = page.read_text()
+        assert text.count('class="setup-note"') == 1, page.name
+        assert note.replace("’", "&#8217;") in text or note in text, page.name
+        assert setup_cell.MARKER not in text, f"{page.name} shows the set-up cell's code"
+
+
+def test_solution_code_shows_no_nbgrader_markers(html):
+    assert any("### BEGIN SOLUTION" in path.read_text() for path in NOTEBOOKS), "no notebook has markers to strip"
+    for page in site_check.html_pages(html):
+        text = (html / page).read_text()
+        assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text, page
+
+
+def test_every_page_has_its_own_meta_description(html):
+    descriptions = {}
+    for page in site_check.html_pages(html):
+        if page == "index.html":  # a redirect to book/intro.html
+            continue
+        found = re.findall(r'<meta name="description" content="([^"]*)"', (html / page).read_text())
+        assert len(found) == 1 and len(found[0]) >= 50, (page, found)
+        descriptions[page] = found[0]
+    chapters = [d for page, d in descriptions.items() if page.startswith("book/")]
+    assert len(set(chapters)) == len(chapters), "two pages share a description"
+
+
+def test_pages_load_no_icon_diagram_or_math_engine_script(html):
+    for page in site_check.html_pages(html):
+        if page == "index.html":  # a redirect to book/intro.html
+            continue
+        text = (html / page).read_text()
+        scripts = re.findall(r'<script[^>]*src="([^"]+)"', text)
+        for banned in ("fontawesome", "mermaid", "mathjax", "katex", "thebe"):
+            assert not [s for s in scripts if banned in s.lower()], (page, banned, scripts)
+        assert ("searchindex.js" in " ".join(scripts)) == (page == "search.html"), (page, scripts)
+        sheets = re.findall(r'<link[^>]*rel="stylesheet"[^>]*href="([^"]+)"', text)
+        assert len(sheets) == 1, (page, sheets)  # one bundle, not a dozen render-blocking requests
+        css = ((html / page).parent / sheets[0]).resolve().read_text()
+        assert (".katex{" in css) == ('class="katex"' in text), f"{page}: KaTeX's CSS must be there exactly when formulas are"
+        icons = re.findall(r'<(?:i|span)\b[^>]*class="[^"]*\b(?:fa-solid|fa-regular|fa-brands|fas|far|fab)\b', text)
+        assert not icons, f"{page} still has Font Awesome icon elements: {icons[:3]}"
+
+
+def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):
+    figures = diagrams = 0
+    for page in chapter_pages(html) + [html / "book" / "intro.html"]:
+        text = page.read_text()
+        for src in re.findall(r'<div class="cell_output[^"]*">.*?<img[^>]*src="([^"]+)"', text, re.DOTALL):
+            assert src.endswith(".svg"), (page.name, src)
+            figures += 1
+        assert '<pre class="mermaid"' not in text and "<object" not in text, page.name
+        for tag in re.findall(r'<img class="diagram[^>]*>', text):
+            width, height = re.search(r'width="(\d+)" height="(\d+)"', tag).groups()
+            src = re.search(r'src="([^"]+)"', tag).group(1)
+            assert (page.parent / src).resolve().exists(), src
+            assert int(width) > 50 and int(height) > 20, tag
+            diagrams += 1
+    assert figures >= 10 and diagrams >= 5, (figures, diagrams)
+
+
+def test_references_link_arxiv_and_are_in_author_order(html):
+    text = (html / "book" / "references.html").read_text()
+    entries = re.findall(r'<div class="citation" id="[^"]*" role="listitem">(.*?)</div>', text, re.DOTALL)
+    assert len(entries) >= 15
+    plain = [re.sub(r"<[^>]+>", "", entry).split("]", 1)[1].strip() for entry in entries]
+    arxiv = [entry for entry in entries if "arXiv:" in entry]
+    assert len(arxiv) >= 10
+    for entry in arxiv:
+        number = re.search(r"arXiv:(\d{4}\.\d{4,5})", entry).group(1)
+        assert f'href="https://arxiv.org/abs/{number}"' in entry, entry
+    # in order of the first author's last name (braces of organisation names do not count), then year
+    from pybtex.database import parse_file
+
+    bib = parse_file(str(ROOT / "book" / "references.bib"))
+    clean = lambda s: re.sub(r"[{}]", "", s).lower()  # noqa: E731
+    expected = sorted(
+        bib.entries.values(),
+        key=lambda e: (clean(" ".join(e.persons["author"][0].last_names)), e.fields["year"]),
+    )
+    position = {}
+    for entry in expected:
+        title = clean(entry.fields["title"])[:30]
+        matches = [i for i, p in enumerate(plain) if title in p.lower()]
+        assert len(matches) == 1, (title, plain)
+        position[entry.key] = matches[0]
+    assert [position[e.key] for e in expected] == list(range(len(expected))), "\n".join(plain)
+    assert 'role="doc-biblioentry"' not in text and text.count('role="listitem"') == len(entries)  # valid ARIA
+    labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<', text)
+    assert "BigScience22" in labels and not [label for label in labels if "Workshop" in label or "Team" in label], labels
+
+
+def test_contributing_is_not_a_web_link(html):
+    text = (html / "book" / "instructor_guide.html").read_text()
+    assert "http://CONTRIBUTING.md" not in text and "CONTRIBUTING.md" in text
+
+
+def test_a_diagram_or_formula_that_cannot_be_drawn_fails_the_build(tmp_path):
+    from test_book import scratch_book
+
+    source = scratch_book(tmp_path, "faulty", "1 + 1")
+    path = source / "book" / "faulty.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(1, nbformat.v4.new_markdown_cell(
+        "A broken diagram:\n\n```{mermaid}\nflowchart TD\n    this is -- not ((valid mermaid\n```\n\n"
+        "and a formula KaTeX cannot read: $\\frac{1}{$."
+    ))
+    nbformat.write(notebook, path)
+    result = build(source, tmp_path / "out")
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "diagram could not be drawn" in log and "KaTeX cannot typeset" in log, log[-3000:]

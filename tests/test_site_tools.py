@@ -1,0 +1,170 @@
+"""The website's build tools on small inputs (no book build): course_site, offline_site, site_check, lighthouse_audit."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import urllib.request
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import course_site  # noqa: E402  (tools/ is not a package)
+import lighthouse_audit  # noqa: E402
+import offline_site  # noqa: E402
+import site_check  # noqa: E402
+
+
+# ------------------------------------------------------------------ course_site
+
+
+def test_solution_markers_are_stripped_and_nothing_else():
+    code = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x  # ### not a marker\n    ### END SOLUTION\n"
+    assert course_site.strip_solution_markers(code) == "def f(x):\n    return 2 * x  # ### not a marker\n"
+    assert course_site.strip_solution_markers("print(1)\n") == "print(1)\n"
+
+
+def test_site_note_markup():
+    from docutils import nodes
+
+    parts = course_site.inline_markup("run it: it installs `posenc_lib` first")
+    assert [type(p) for p in parts] == [nodes.Text, nodes.literal, nodes.Text]
+    assert parts[1].astext() == "posenc_lib"
+    with pytest.raises(ValueError, match="unmatched backtick"):
+        course_site.inline_markup("a `b c")
+
+
+def test_descriptions_are_cut_at_a_word():
+    text = "word " * 60
+    short = course_site.shorten(text.strip(), 40)
+    assert len(short) <= 40 and short.endswith("…") and not short.endswith(" …")
+    assert course_site.shorten("short", 40) == "short"
+
+
+def test_icons_become_inline_svg(tmp_path):
+    (tmp_path / "solid").mkdir()
+    (tmp_path / "solid" / "bars.svg").write_text('<svg viewBox="0 0 448 512"><!-- c --><path d="M0 96z"/></svg>')
+    page = (
+        '<script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n'
+        '<i class="theme-switch fa-solid fa-bars fa-lg" data-mode="light" title="Light"></i>'
+        '<span class="fa-solid fa-bars"></span><i>plain italics</i><span class="fa-solid">odd</span>'
+    )
+    out = course_site.inline_icons(page, tmp_path)
+    assert "fontawesome.js" not in out
+    assert out.count("<svg") == 2 and 'viewBox="0 0 448 512"' in out and 'd="M0 96z"' in out
+    assert '<svg class="theme-switch fa-lg pst-icon" data-mode="light"' in out  # kept what the theme's CSS uses
+    assert "<i>plain italics</i>" in out and '<span class="fa-solid">odd</span>' in out
+    with pytest.raises(ValueError, match="no Font Awesome icon solid/rocket"):
+        course_site.inline_icons('<i class="fas fa-rocket"></i>', tmp_path)
+
+
+def test_every_icon_the_theme_uses_is_in_the_pinned_package():
+    for style, name in [("solid", "bars"), ("solid", "list"), ("solid", "magnifying-glass"), ("brands", "github"),
+                        ("solid", "circle-half-stroke"), ("solid", "angle-left"), ("solid", "rocket")]:
+        view_box, path = course_site.icon_svg(style, name)
+        assert view_box.startswith("0 0 ") and path.startswith("M")
+
+
+def test_bibliography_style_orders_and_labels_organisations():
+    from pybtex.database import parse_string
+    from pybtex.plugin import find_plugin
+
+    course_site._register_bibliography_style()
+    bib = parse_string(
+        """
+        @misc{z, title={Zeta}, author={Zimmer, Anna}, year={2020}}
+        @misc{org, title={Big}, author={{BigScience Workshop}}, year={2022}, eprint={2211.05100}}
+        @misc{a, title={Alpha}, author={Adams, Bo and Brown, Cy}, year={2019}}
+        """,
+        "bibtex",
+    )
+    style = find_plugin("pybtex.style.formatting", "course")()
+    formatted = list(style.format_entries(bib.entries.values()))
+    assert [e.key for e in formatted] == ["a", "org", "z"]
+    assert [e.label for e in formatted] == ["AB19", "BigScience22", "Zim20"]
+    assert "https://arxiv.org/abs/2211.05100" in formatted[1].text.render_as("html")
+
+
+# ------------------------------------------------------------------ offline_site
+
+
+def test_diagram_size_and_fallback_text(tmp_path):
+    svg = tmp_path / "d.svg"
+    svg.write_text('<svg id="x" width="100%" style="max-width: 182.8px; background-color: white;" viewBox="0 0 182.796875 174" role="graphics-document"><g/></svg>')
+    assert offline_site.natural_size(svg) == (182.796875, 174.0)
+    assert svg.read_text().startswith('<svg id="x" width="182.797" height="174" style="background-color: white;" viewBox=')
+    assert offline_site.natural_size(svg) == (182.796875, 174.0)  # again: nothing more to change
+    svg.write_text("<svg/>")
+    with pytest.raises(ValueError, match="no viewBox"):
+        offline_site.natural_size(svg)
+    code = '---\nconfig: {}\n---\nflowchart TD\n  a["token ids (b, s)"] --> b["θ<br/>pairs"]\n  b --> c(("+"))'
+    assert offline_site.diagram_text(code) == "Diagram: token ids (b, s); θ pairs; +"
+
+
+def test_npm_packages_are_pinned_in_the_lock_file():
+    versions = offline_site.pinned_versions()
+    assert {"@mermaid-js/mermaid-cli", "katex", "lighthouse", "@fortawesome/fontawesome-free", "puppeteer"} <= versions.keys()
+    assert versions["lighthouse"].startswith("12.")  # 13.x needs Node 22
+
+
+# ------------------------------------------------------------------ site_check
+
+
+def report(**changes):
+    base = {"pageWidth": 390, "windowWidth": 390, "sticking": [], "wide": [], "images": [], "math": []}
+    return {**base, **changes}
+
+
+IMAGE = {"src": "../_images/a.svg", "loaded": True, "inArticle": True, "diagram": False, "alt": "Attention weights of five tokens.",
+         "natural": 700, "shown": 700, "visible": True, "section": "1.2", "smallestTextPt": 9}
+
+
+def kinds(found):
+    return sorted(p.kind for p in found)
+
+
+def test_a_complying_report_has_no_problems():
+    assert site_check.problems_of(report(images=[IMAGE]), phone=False) == []
+    assert site_check.problems_of(report(images=[IMAGE]), phone=True) == []
+
+
+def test_each_fault_is_reported_where_it_matters():
+    wide = {"kind": "code", "width": 900, "box": 753, "chars": 104, "line": "x" * 104, "first": "x", "section": "1.1"}
+    assert kinds(site_check.problems_of(report(wide=[wide]), phone=False)) == ["wide"]
+    assert site_check.problems_of(report(wide=[wide]), phone=True) == []  # a phone scrolls inside the block
+    assert kinds(site_check.problems_of(report(pageWidth=600), phone=True)) == ["sideways"]
+    small = dict(IMAGE, shown=400)  # 0.57 of natural size
+    assert kinds(site_check.problems_of(report(images=[small]), phone=False)) == ["figure", "figure"]
+    tiny_text = dict(IMAGE, smallestTextPt=7)  # 9.3 px at full size
+    assert kinds(site_check.problems_of(report(images=[tiny_text]), phone=False)) == ["figure"]
+    for alt in ("", None, "../_images/a.svg", "0901c969f84bffc3ba2d4bc3f9dfd03b"):
+        assert kinds(site_check.problems_of(report(images=[dict(IMAGE, alt=alt)]), phone=False)) == ["alt"], alt
+    assert kinds(site_check.problems_of(report(images=[dict(IMAGE, loaded=False)]), phone=True)) == ["load"]
+    assert kinds(site_check.problems_of(report(math=[{"typeset": False, "error": False, "source": "x"}]), phone=True)) == ["load"]
+
+
+# ------------------------------------------------------------------ lighthouse_audit
+
+
+def test_thresholds():
+    good = {"performance": 0.97, "accessibility": 1.0, "best-practices": 1.0, "seo": 1.0}
+    assert lighthouse_audit.below("desktop", good) == []
+    assert lighthouse_audit.below("desktop", dict(good, seo=0.92)) == ["seo 0.92 < 1.0"]
+    assert lighthouse_audit.below("mobile", dict(good, performance=0.84, seo=0.5)) == ["performance 0.84 < 0.85"]
+
+
+def test_the_audit_server_sends_text_gzipped(tmp_path):
+    (tmp_path / "page.html").write_text("<p>" + "hello " * 500 + "</p>")
+    (tmp_path / "font.woff2").write_bytes(b"\x00" * 100)
+    with site_check.serve(tmp_path, lighthouse_audit.GzipHandler) as base:
+        request = urllib.request.Request(base + "page.html?v=1", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request) as response:
+            assert response.headers["Content-Encoding"] == "gzip"
+            assert gzip.decompress(response.read()).decode().startswith("<p>hello")
+        with urllib.request.urlopen(base + "page.html") as response:  # no Accept-Encoding: plain
+            assert response.headers["Content-Encoding"] is None
+        request = urllib.request.Request(base + "font.woff2", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request) as response:  # already compressed: sent as is
+            assert response.headers["Content-Encoding"] is None and len(response.read()) == 100

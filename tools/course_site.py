@@ -1,0 +1,423 @@
+"""Sphinx extension: what the course website changes about its pages (``_config.yml`` loads it).
+
+Reading (the notebooks stay as they are; only the site changes):
+
+* the set-up cell (stamped by tools/setup_cell.py with ``metadata.posenc.site_note``) is
+  replaced by its one-sentence note for Colab readers;
+* solution code does not show nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines.
+
+Writing each page:
+
+* a ``<meta name="description">`` from the page's first paragraph (SEO; a page can set its
+  own with MyST's ``html_meta`` front matter), the site's description on pages without text;
+* scripts only where they are used: none of sphinx-thebe (no live code on this site), the
+  search index and search tools only on the search page (template ``book/_templates/layout.html``),
+  toggle / copy-button / tab scripts only on pages that have toggles / code / tabs, KaTeX's CSS
+  only on pages with formulas; every other script deferred so none blocks the first paint;
+* on the search page, result snippets are taken from the article, not from the toolbar.
+
+Figures: the build asks the notebooks for SVG figures (``POSENC_FIGURE_FORMAT=svg``, read by
+``posenc_lib.plotting.use_course_style``).
+
+References (``bibtex_default_style: course``): pybtex's alpha style, with arXiv identifiers
+(``eprint`` fields) as links, entries sorted by author name even when the author is an
+organisation written in braces (``{BigScience Workshop}``), which plain alpha puts last,
+and such organisations labelled by their first word (``[BigScience22]``).
+
+After the build (each page's HTML is rewritten):
+
+* Font Awesome icons become inline SVG (from npm's @fortawesome/fontawesome-free, the version the
+  theme bundles), so no page loads the theme's 1.4 MB fontawesome.js;
+* a page's dozen style sheets become one (``StyleBundler``), Font Awesome's 156 KB font is cut
+  to the few glyphs the style sheets show;
+* the theme's script no longer measures every box of the page on load (``patch_theme_script``);
+* references are list items for screen readers (``fix_aria``).
+
+Why: Lighthouse's phone emulation (slow 4G, a slow CPU) scored chapters 0.28-0.36; each of
+these steps was measured to move it (see the closing notes of issue 15).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import pathlib
+import posixpath
+import re
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FONTAWESOME = ROOT / "node_modules" / "@fortawesome" / "fontawesome-free" / "svgs"
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+DESCRIPTION_LENGTH = 155  # what search engines show
+
+# ------------------------------------------------------------------ reading
+
+
+def strip_solution_markers(text: str) -> str:
+    """The code without nbgrader's solution marker lines."""
+    return SOLUTION_MARKER.sub("", text)
+
+
+def inline_markup(text: str) -> list[Any]:
+    """Docutils nodes for a sentence where `backticks` mark code."""
+    from docutils import nodes
+
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        raise ValueError(f"site note has an unmatched backtick: {text!r}")
+    return [nodes.literal(part, part) if index % 2 else nodes.Text(part) for index, part in enumerate(parts) if part]
+
+
+def _on_doctree_read(app: Any, doctree: Any) -> None:
+    from docutils import nodes
+
+    for block in list(doctree.findall(nodes.literal_block)):
+        text = block.astext()
+        stripped = strip_solution_markers(text)
+        if stripped != text:
+            block.rawsource = stripped
+            block.children = []
+            block += nodes.Text(stripped)
+    for cell in list(doctree.findall(nodes.container)):
+        metadata = cell.get("cell_metadata") or {}
+        note = (metadata.get("posenc") or {}).get("site_note") if isinstance(metadata, dict) else None
+        if note:  # (replace_self would give the paragraph the cell's classes)
+            cell.parent.replace(cell, nodes.paragraph("", "", *inline_markup(note), classes=["setup-note"]))
+
+
+# ------------------------------------------------------------------ writing
+
+
+def page_summary(doctree: Any, length: int = DESCRIPTION_LENGTH) -> str:
+    """The page's opening text: paragraphs and lists directly under its first section, up to ``length``."""
+    from docutils import nodes
+
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None:
+        return ""
+    words: list[str] = []
+    for child in section.children:
+        if isinstance(child, nodes.section):
+            break
+        if isinstance(child, (nodes.paragraph, nodes.bullet_list, nodes.enumerated_list)):
+            words += child.astext().split()
+            if len(" ".join(words)) >= length:
+                break
+    return " ".join(words)
+
+
+def shorten(text: str, length: int = DESCRIPTION_LENGTH) -> str:
+    if len(text) <= length:
+        return text
+    cut = text[: length - 1].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + "…"
+
+
+def _script_name(script: Any) -> str:
+    return str(getattr(script, "filename", "") or "")
+
+
+def _used(name: str, inline: str, body: str) -> bool:
+    """Whether a script or style sheet of an extension is needed on a page with this body."""
+    if "sphinx-thebe" in name or "THEBE_JS_URL" in inline:
+        return False  # no live-code button on this site
+    if "design-tabs" in name or "sphinx-design" in name:
+        return "sd-" in body
+    if "togglebutton" in name or "toggleHint" in inline or "toggleOpenOnPrint" in inline or "togglebuttonSelector" in inline:
+        return any(marker in body for marker in ("toggle", "dropdown", "tag_hide"))
+    if "clipboard" in name or "copybutton" in name:
+        return "highlight" in body
+    if "katex" in name:
+        return 'class="katex' in body
+    return True
+
+
+def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    from sphinx.builders.html._assets import _JavaScript
+
+    body = context.get("body", "")
+    metatags = context.get("metatags", "")
+    if 'name="description"' not in metatags:
+        description = shorten(page_summary(doctree)) if doctree is not None else ""
+        description = description or app.config.html_context.get("site_description", "")
+        if description:
+            context["metatags"] = metatags + f'\n<meta name="description" content="{html.escape(description)}" />'
+
+    scripts = context.get("script_files")
+    if scripts is not None:
+        kept, seen = [], set()
+        for script in scripts:
+            name = _script_name(script)
+            attributes = dict(script.attributes)
+            inline = attributes.get("body", "")
+            if not _used(name, inline, body) or (name, inline) in seen:
+                continue  # Sphinx 7 adds inline scripts registered while reading twice: keep one
+            seen.add((name, inline))
+            # documentation_options.js defines what inline scripts use at once: it stays synchronous;
+            # so does everything on the search page, whose search tools need doctools.js at once
+            deferrable = name and "documentation_options" not in name and pagename != "search"
+            if deferrable and not {"async", "defer", "type"} & attributes.keys():
+                script = _JavaScript(name, priority=script.priority, **{**attributes, "defer": "defer"})
+            kept.append(script)
+        if pagename == "search":
+            kept.append(_JavaScript("_static/search-snippets.js", priority=900, defer="defer"))
+        if "<pre" in body or "cell_output" in body or 'class="math' in body:
+            kept.append(_JavaScript("_static/scroll-tab-stops.js", priority=900, defer="defer"))
+        scripts[:] = kept
+
+    styles = context.get("css_files")
+    if styles is not None:
+        styles[:] = [css for css in styles if _used(_script_name(css), "", body)]
+
+
+# ------------------------------------------------------------------ after the build
+
+ICON = re.compile(r'<(i|span)\b([^>]*?)\bclass="([^"]*\bfa[srb]?\b[^"]*|[^"]*\bfa-(?:solid|regular|brands)\b[^"]*)"([^>]*)>\s*</\1>')
+STYLES = {"fa-solid": "solid", "fas": "solid", "fa-regular": "regular", "far": "regular", "fa-brands": "brands", "fab": "brands"}
+KEEP_CLASSES = {"fa-lg", "fa-fw"}
+FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?')
+SVG_PARTS = re.compile(r'viewBox="([^"]+)".*?<path d="([^"]+)"', re.DOTALL)
+
+
+def icon_svg(style: str, name: str, icons: pathlib.Path = FONTAWESOME) -> tuple[str, str]:
+    """(viewBox, path) of a Font Awesome icon."""
+    source = icons / style / f"{name}.svg"
+    if not source.exists():
+        raise ValueError(f"no Font Awesome icon {style}/{name} in {icons}")
+    match = SVG_PARTS.search(source.read_text())
+    if match is None:
+        raise ValueError(f"{source} has no viewBox and path")
+    return match.group(1), match.group(2)
+
+
+def inline_icons(page: str, icons: pathlib.Path = FONTAWESOME) -> str:
+    """The page with every Font Awesome ``<i>``/``<span>`` icon replaced by an inline SVG, and no fontawesome.js."""
+
+    def replace(match: re.Match) -> str:
+        before, classes, after = match.group(2), match.group(3).split(), match.group(4)
+        styles = [STYLES[c] for c in classes if c in STYLES]
+        names = [c[3:] for c in classes if c.startswith("fa-") and c not in STYLES and c not in KEEP_CLASSES]
+        if len(styles) != 1 or len(names) != 1:
+            return match.group(0)
+        view_box, path = icon_svg(styles[0], names[0], icons)
+        kept = [c for c in classes if not (c in STYLES or c.startswith("fa-")) or c in KEEP_CLASSES]
+        attributes = re.sub(r'\s*\btitle="[^"]*"', "", before + after).strip()
+        attributes = f" {attributes}" if attributes else ""
+        return (
+            f'<svg class="{" ".join(kept + ["pst-icon"])}"{attributes} viewBox="{view_box}" aria-hidden="true" '
+            f'focusable="false"><path fill="currentColor" d="{path}"/></svg>'
+        )
+
+    return FONTAWESOME_SCRIPT.sub("", ICON.sub(replace, page))
+
+
+STYLESHEET = re.compile(r'[ \t]*<link\b(?=[^>]*\brel="stylesheet")[^>]*\bhref="([^"]+)"[^>]*>\n?')
+CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]+)\1\s*\)""")
+CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*['"]?([^'")\s]+)['"]?\s*\)?\s*;""")
+PUA_ESCAPE = re.compile(r'"\\(f[0-9a-f]{3}|e[0-9a-f]{3})"')  # "\f303" in a style sheet
+PUA_CHARACTER = re.compile("[\ue000-\uf8ff]")  # the same, written as the character itself
+FA_SOLID_TTF = "_static/vendor/fontawesome/webfonts/fa-solid-900.ttf"
+FA_SUBSET = "_static/course-fa-solid.woff"
+
+
+def css_text(outdir: pathlib.Path, relative: str, into: str) -> str:
+    """A site CSS file's text for a file at `into` (both relative to the site root): its
+    relative url()s rewritten for the new place and its @imports inlined."""
+    source = outdir / relative
+    folder = posixpath.dirname(relative)
+    text = source.read_text(encoding="utf-8")
+
+    def imported(match: re.Match) -> str:
+        return css_text(outdir, posixpath.normpath(posixpath.join(folder, match.group(1))), into)
+
+    def moved(match: re.Match) -> str:
+        quote, url = match.groups()
+        if url.startswith(("data:", "http:", "https:", "/", "#")):
+            return match.group(0)
+        target = posixpath.normpath(posixpath.join(folder, url))
+        return f"url({quote}{posixpath.relpath(target, posixpath.dirname(into))}{quote})"
+
+    return CSS_URL.sub(moved, CSS_IMPORT.sub(imported, text))
+
+
+def icon_codepoints(css: str) -> set[int]:
+    """Font Awesome code points that style sheets show through ``content`` (admonition icons and
+    the like), leaving out Font Awesome's own ``.fa-*`` class rules (the icons now inline SVG)."""
+    points: set[int] = set()
+    for rule in css.split("}"):
+        selector, _, body = rule.partition("{")
+        if ".fa-" in selector or not body:
+            continue
+        points |= {int(code, 16) for code in PUA_ESCAPE.findall(body)}
+        points |= {ord(char) for char in PUA_CHARACTER.findall(body)}
+    return points
+
+
+def subset_font(source: pathlib.Path, target: pathlib.Path, codepoints: set[int]) -> None:
+    """A WOFF font holding only `codepoints` of `source` (fontTools, which Matplotlib brings)."""
+    import logging
+
+    from fontTools import subset
+
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # it logs every table it prunes
+    options = subset.Options()
+    options.flavor = "woff"  # zlib: no brotli needed
+    options.layout_features = ["*"]
+    font = subset.load_font(str(source), options)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=sorted(codepoints))
+    subsetter.subset(font)
+    subset.save_font(font, str(target), options)
+
+
+class StyleBundler:
+    """One style sheet per page instead of a dozen: the stylesheets a page links, in their order,
+    concatenated into ``_static/course-<hash>.css`` (pages with the same list share a file).
+    A dozen render-blocking requests cost a phone on a slow link a second and a half before
+    the first paint; one costs one. Also: Font Awesome's 156 KB solid font replaced by the few
+    glyphs the style sheets use (admonition icons). (Preloading KaTeX's fonts was measured too:
+    it made the largest paint later, competing with the style sheet, and a preload with
+    ``crossorigin`` fails on pages opened from disk.)"""
+
+    def __init__(self, outdir: pathlib.Path):
+        self.outdir = outdir
+        self.bundles: dict[tuple[str, ...], str] = {}
+        self.font_face = ""
+        solid = outdir / FA_SOLID_TTF
+        if solid.exists():
+            sheets = [p for p in (outdir / "_static").rglob("*.css") if not p.name.startswith("course-")]
+            points = icon_codepoints("".join(p.read_text(encoding="utf-8") for p in sheets))
+            if points:
+                subset_font(solid, outdir / FA_SUBSET, points)
+                self.font_face = (
+                    '\n@font-face{font-display:block;font-family:"Font Awesome 6 Free";font-style:normal;font-weight:900;'
+                    f'src:url({posixpath.basename(FA_SUBSET)}) format("woff")}}\n'
+                )
+
+    def bundle(self, sheets: tuple[str, ...]) -> str:
+        """The bundle's path (relative to the site root) for these style sheets (relative to the root)."""
+        if sheets not in self.bundles:
+            parts = [f"/* {name} */\n" + css_text(self.outdir, name, "_static/bundle.css") for name in sheets]
+            text = "\n".join(parts) + self.font_face
+            name = f"_static/course-{hashlib.sha1(text.encode()).hexdigest()[:12]}.css"
+            (self.outdir / name).write_text(text, encoding="utf-8")
+            self.bundles[sheets] = name
+        return self.bundles[sheets]
+
+    def page(self, page: pathlib.Path, text: str) -> str:
+        folder = page.parent.relative_to(self.outdir).as_posix()
+        links = [(m.group(0), m.group(1)) for m in STYLESHEET.finditer(text)]
+        local = [(tag, href) for tag, href in links if not href.startswith(("http:", "https:", "//")) and "media=" not in tag]
+        if len(local) < 2:
+            return text
+        sheets = tuple(posixpath.normpath(posixpath.join(folder, href.split("?")[0])) for _, href in local)
+        href = posixpath.relpath(self.bundle(sheets), folder)
+        first = True
+        for tag, _ in local:
+            text = text.replace(tag, f'<link rel="stylesheet" href="{href}" />\n' if first else "", 1)
+            first = False
+        return text
+
+
+# pydata-sphinx-theme 0.17.1 measures every scrollable box of the page on "load" (to give the
+# boxes that scroll a tab stop): that lays out every section at once, also those the browser would
+# lay out only when they come near the screen (content-visibility in course.css). We drop that
+# first pass; _static/scroll-tab-stops.js gives the tab stops box by box as they come into view.
+# (The theme still re-checks on resize.) The text is checked so that a new theme version fails
+# the build here rather than silently doing the work again.
+THEME_SCRIPT = "_static/scripts/pydata-sphinx-theme.js"
+TAB_STOP_SCAN = (',e()}function _(e,t)', '}function _(e,t)')
+
+
+def patch_theme_script(outdir: pathlib.Path) -> None:
+    script = outdir / THEME_SCRIPT
+    text = script.read_text(encoding="utf-8")
+    old, new = TAB_STOP_SCAN
+    if text.count(old) == 1:
+        script.write_text(text.replace(old, new), encoding="utf-8")
+    elif text.count(new) != 1:
+        from sphinx.errors import ExtensionError
+
+        raise ExtensionError(
+            f"course_site: {THEME_SCRIPT} is not pydata-sphinx-theme 0.17.1's: "
+            "review TAB_STOP_SCAN in tools/course_site.py for the new theme version"
+        )
+
+
+# docutils marks each reference of a citation list role="doc-biblioentry", a role ARIA 1.3
+# deprecates and axe refuses on a <div> (Lighthouse accessibility 0.94 on the references page);
+# in the list that holds them, "listitem" is the role they play.
+ARIA_FIXES = [('role="doc-biblioentry"', 'role="listitem"')]
+
+
+def fix_aria(page: str) -> str:
+    for old, new in ARIA_FIXES:
+        page = page.replace(old, new)
+    return page
+
+
+def _on_build_finished(app: Any, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = pathlib.Path(app.outdir)
+    patch_theme_script(outdir)
+    bundler = StyleBundler(outdir)
+    for page in outdir.rglob("*.html"):
+        if "_static" in page.relative_to(outdir).parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        changed = bundler.page(page, fix_aria(inline_icons(text)))
+        if changed != text:
+            page.write_text(changed, encoding="utf-8")
+
+
+# ------------------------------------------------------------------ references
+
+
+def _organisation(persons: list[Any]) -> str | None:
+    """The name of a single author written in braces (an organisation), else None."""
+    if len(persons) != 1:
+        return None
+    name = str(persons[0])
+    return name.strip("{}") if name.startswith("{") and name.endswith("}") else None
+
+
+def _register_bibliography_style() -> None:
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.alpha import Style as AlphaStyle
+    from pybtex.style.labels.alpha import LabelStyle as AlphaLabels
+    from pybtex.style.sorting.author_year_title import SortingStyle as AuthorYearTitle
+
+    class Labels(AlphaLabels):
+        def format_lab_names(self, persons):
+            organisation = _organisation(persons)
+            return organisation.split()[0] if organisation else super().format_lab_names(persons)
+
+    class Sorting(AuthorYearTitle):
+        def person_key(self, person):
+            return super().person_key(person).replace("{", "").replace("}", "")
+
+    class Style(AlphaStyle):
+        default_label_style = "course"
+        default_sorting_style = "course"
+
+    for group, plugin in [("labels", Labels), ("sorting", Sorting), ("formatting", Style)]:
+        register_plugin(f"pybtex.style.{group}", "course", plugin, force=True)
+
+
+def _figures_as_svg(app: Any, config: Any) -> None:
+    # the notebooks' kernels inherit the build's environment; posenc_lib.plotting.use_course_style()
+    # reads it and makes the inline backend draw SVG (zoomable on a phone, sharp at any scale)
+    os.environ.setdefault("POSENC_FIGURE_FORMAT", "svg")
+
+
+def setup(app: Any) -> dict[str, Any]:
+    _register_bibliography_style()
+    app.connect("config-inited", _figures_as_svg)
+    app.connect("doctree-read", _on_doctree_read)
+    app.connect("html-page-context", _on_page_context, priority=900)  # after the extensions that add scripts
+    # after the theme writes its final pygments.css (pydata-sphinx-theme does that at build-finished)
+    app.connect("build-finished", _on_build_finished, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

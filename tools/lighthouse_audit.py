@@ -1,0 +1,164 @@
+"""Lighthouse on the built website, served gzip-compressed from loopback as a static host serves it.
+
+    python tools/lighthouse_audit.py [_build/html] [--pages book/intro.html ...] [--json FILE]
+
+Runs the Lighthouse pinned in package.json with Debian's chromium on every page of the site but
+the index.html redirect (or `--pages`), twice: the desktop preset and the default mobile emulation (a mid-range
+phone on a slow 4G link, simulated). Prints one table and exits 1 when a score is below
+`THRESHOLDS`: desktop performance 0.95, accessibility, best practices and SEO 1.0; mobile
+performance 0.85. A page whose performance misses its threshold is measured twice more and
+judged on the median of the three runs (Lighthouse's own advice for noisy machines).
+
+`make audit` runs it on every page; `make test` (tests/test_lighthouse.py) on three.
+Python's http.server sends nothing compressed, so the pages are served here by a small handler
+that gzips text (HTML, CSS, JavaScript, SVG, JSON), as every static host does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+from typing import Any
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import site_check  # noqa: E402  (tools/ is not a package)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
+CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+PRESETS = ("desktop", "mobile")
+THRESHOLDS: dict[str, dict[str, float]] = {
+    "desktop": {"performance": 0.95, "accessibility": 1.0, "best-practices": 1.0, "seo": 1.0},
+    "mobile": {"performance": 0.85},
+}
+RETRIES = 2  # extra runs, for the median, when performance misses its threshold
+METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "cumulative-layout-shift")
+COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
+
+
+class GzipHandler(site_check.QuietHandler):
+    """Static files over HTTP/1.1, text gzip-compressed when the browser accepts it."""
+
+    protocol_version = "HTTP/1.1"
+    _cache: dict[tuple[str, float], bytes] = {}
+
+    def send_head(self):  # noqa: D102 - SimpleHTTPRequestHandler's hook
+        path = self.translate_path(self.path)
+        ctype = self.guess_type(path)
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if os.path.isdir(path) or not os.path.isfile(path) or not accepts or not ctype.startswith(COMPRESSIBLE):
+            return super().send_head()
+        key = (path, os.path.getmtime(path))
+        if key not in self._cache:
+            self._cache[key] = gzip.compress(pathlib.Path(path).read_bytes(), compresslevel=6)
+        data = self._cache[key]
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return io.BytesIO(data)
+
+
+def site_pages(html: pathlib.Path) -> list[str]:
+    """Every page of the site but index.html (a redirect to book/intro.html)."""
+    return [page for page in site_check.html_pages(html) if page != "index.html"]
+
+
+def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
+    """One Lighthouse run; returns its JSON report."""
+    if not LIGHTHOUSE.exists():
+        raise RuntimeError(f"{LIGHTHOUSE} is missing: run `python tools/offline_site.py install` (npm ci)")
+    command = [
+        "node", str(LIGHTHOUSE), url, "--output=json", "--output-path=stdout", "--quiet",
+        f"--only-categories={','.join(CATEGORIES)}",
+        "--chrome-flags=--headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking",
+    ]
+    if preset == "desktop":
+        command.append("--preset=desktop")
+    env = dict(os.environ, CHROME_PATH=site_check.chromium_executable())
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    if result.returncode != 0 or not result.stdout.strip().startswith("{"):
+        raise RuntimeError(f"lighthouse failed on {url} ({preset}):\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout)
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """Scores, the main metrics and the audits that lost points in the categories other than performance."""
+    scores = {name: report["categories"][name]["score"] for name in CATEGORIES}
+    metrics = {name: report["audits"][name]["displayValue"] for name in METRICS if name in report["audits"]}
+    failing = sorted(
+        {
+            ref["id"]
+            for name in CATEGORIES[1:]
+            for ref in report["categories"][name]["auditRefs"]
+            if ref.get("weight", 0) > 0 and report["audits"][ref["id"]].get("score") not in (None, 1)
+        }
+    )
+    weight = sum(item.get("transferSize", 0) for item in report["audits"].get("network-requests", {}).get("details", {}).get("items", []))
+    return {"scores": scores, "metrics": metrics, "failing_audits": failing, "transfer_kib": round(weight / 1024)}
+
+
+def below(preset: str, scores: dict[str, float]) -> list[str]:
+    return [f"{name} {scores[name]:.2f} < {low}" for name, low in THRESHOLDS[preset].items() if scores[name] is None or scores[name] < low]
+
+
+def audit(html: pathlib.Path, pages: list[str]) -> list[dict[str, Any]]:
+    """Every page with both presets; performance is the median of three runs when one run misses."""
+    rows = []
+    with site_check.serve(html, GzipHandler) as base:
+        for page in pages:
+            for preset in PRESETS:
+                runs = [summary(run_lighthouse(base + page, preset))]
+                if any(n.startswith("performance") for n in below(preset, runs[0]["scores"])):
+                    runs += [summary(run_lighthouse(base + page, preset)) for _ in range(RETRIES)]
+                row = dict(runs[0])
+                performance = [run["scores"]["performance"] for run in runs]
+                row["scores"] = dict(row["scores"], performance=statistics.median(performance))
+                row.update(page=page, preset=preset, performance_runs=performance, problems=below(preset, row["scores"]))
+                rows.append(row)
+                print(format_row(row), flush=True)
+    return rows
+
+
+HEADER = f"{'page':40} {'preset':8} {'perf':>5} {'a11y':>5} {'b.p.':>5} {'seo':>5} {'KiB':>5}  FCP / LCP / TBT / CLS"
+
+
+def format_row(row: dict[str, Any]) -> str:
+    scores = row["scores"]
+    cells = " ".join(f"{scores[name]:5.2f}" for name in CATEGORIES)
+    metrics = " / ".join(row["metrics"].get(name, "?") for name in METRICS)
+    runs = f"  (runs {', '.join(f'{p:.2f}' for p in row['performance_runs'])})" if len(row["performance_runs"]) > 1 else ""
+    failing = f"  lost points: {', '.join(row['failing_audits'])}" if row["failing_audits"] else ""
+    return f"{row['page']:40} {row['preset']:8} {cells} {row['transfer_kib']:5d}  {metrics}{runs}{failing}"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("html", nargs="?", type=pathlib.Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--pages", nargs="*", help="pages relative to the site root (default: every page but index.html)")
+    parser.add_argument("--json", type=pathlib.Path, help="write the rows here")
+    args = parser.parse_args(argv)
+    if not (args.html / "index.html").exists():
+        parser.error(f"{args.html} is not a built site (no index.html); run `make book` first")
+    print(HEADER, flush=True)
+    rows = audit(args.html, args.pages or site_pages(args.html))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=1))
+    failed = [row for row in rows if row["problems"]]
+    for row in failed:
+        print(f"BELOW THRESHOLD: {row['page']} ({row['preset']}): {'; '.join(row['problems'])}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
