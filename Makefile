@@ -8,20 +8,43 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
+# the Python code that `make lint` checks
+LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help venv assets book test test-fast audit refresh-notebooks experiments student bench constraints clean
+.PHONY: help prerequisites prerequisites-python venv assets book test test-fast lint audit refresh-notebooks \
+	experiments student bench constraints clean
 
 help:
-	@echo "make book   - set up .venv if needed, execute every notebook, build the website into _build/html"
-	@echo "make test   - set up .venv if needed, run unit tests, nbval on every notebook and a strict book build"
-	@echo "              (with the browser checks of the website and Lighthouse on three pages)"
-	@echo "make audit  - build the website and run Lighthouse on every page, desktop and phone; fails below the targets"
+	@echo "make book      - set up .venv if needed, execute every notebook, build the website into _build/html"
+	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
+	@echo "                 checks of the website, Lighthouse on three pages, nbgrader on every chapter"
+	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
+	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"
+	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; fails below the targets"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
-	@echo "make student - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
-	@echo "make bench  - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
+	@echo "make student   - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
+	@echo "make bench     - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
 
-$(STAMP): $(REQUIREMENTS)
+# What `make book` and `make test` need from the system, checked before anything is installed: one line
+# naming what is missing and how to get it (README.md, "Quick start").
+APT_HINT := on Debian/Ubuntu: apt-get install
+prerequisites-python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	  || { echo "missing: Python 3.11 or newer as '$(PYTHON)' ($(APT_HINT) python3 python3-venv, or make PYTHON=python3.11 ...)"; exit 1; }
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null \
+	  || { echo "missing: Python's venv module ($(APT_HINT) python3-venv)"; exit 1; }
+
+prerequisites: prerequisites-python
+	@missing=""; packages=""; \
+	  command -v node >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] < 18)' \
+	    || { missing="$$missing Node.js>=18"; packages="$$packages nodejs"; }; \
+	  command -v npm >/dev/null 2>&1 || { missing="$$missing npm"; packages="$$packages npm"; }; \
+	  { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } \
+	    || { missing="$$missing Chromium"; packages="$$packages chromium"; }; \
+	  if [ -n "$$missing" ]; then echo "missing:$$missing ($(APT_HINT)$$packages)"; exit 1; fi
+
+$(STAMP): $(REQUIREMENTS) | prerequisites-python
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements.txt -r requirements-test.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
@@ -31,15 +54,23 @@ venv: $(STAMP)
 
 # the website's build tools from npm at the versions in package-lock.json (runs `npm ci` only when
 # node_modules does not hold them): mermaid-cli, KaTeX, Font Awesome's SVGs, Lighthouse
-assets:
+assets: prerequisites
 	$(PYTHON) tools/offline_site.py install
 
-book: $(STAMP) assets
+# executes every notebook (_config.yml: execute_notebooks: force); a notebook that raises fails the build
+book: prerequisites $(STAMP) assets
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo
 	@echo "The website is in $(abspath _build/html); open $(abspath _build/html/index.html)"
 
-test: $(STAMP) assets
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy
+
+# nbval executes each notebook once (first in the session), and the website is built from the outputs of
+# that run (see tests/conftest.py); nbgrader's round trip runs the solutions and the student releases
+test: prerequisites $(STAMP) assets lint
 	$(BIN)/python -m pytest --nbval --nbval-current-env tests book
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
@@ -47,9 +78,9 @@ test: $(STAMP) assets
 audit: book
 	$(BIN)/python tools/lighthouse_audit.py _build/html --json test-artifacts/lighthouse-audit.json
 
-# unit tests only (no notebooks, no book build)
-test-fast: $(STAMP) assets
-	$(BIN)/python -m pytest tests -m "not book" --ignore=tests/test_notebooks.py
+# the library's unit tests: the tests not marked `slow` (pyproject.toml); no notebook, npm or browser
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" tests
 
 refresh-notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py book
@@ -82,4 +113,4 @@ constraints: $(STAMP)
 	rm -f constraints.tmp
 
 clean:
-	rm -rf _build .pytest_cache
+	rm -rf _build .pytest_cache .mypy_cache .ruff_cache

@@ -28,7 +28,6 @@ import gc
 import importlib.metadata
 import importlib.util
 import json
-import math
 import os
 import pathlib
 import platform
@@ -36,26 +35,26 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, TypeVar
 
 import mpmath
 import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+import posenc_lib as pe
+from posenc_lib import fast
 
-import posenc_lib as pe  # noqa: E402
-from posenc_lib import fast  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 
 # ----------------------------------------------------------------------------------------------
 # timing
 
 
-def time_interleaved(contenders: dict[str, Callable[[], object]], rounds: int, seed: int = 0) -> dict[str, list[float]]:
+def time_interleaved(contenders: Mapping[str, Callable[[], object]], rounds: int, seed: int = 0) -> dict[str, list[float]]:
     """Seconds per call of every contender: ``rounds`` samples each, one call per sample.
 
     Every round runs all contenders once in a new random order. The garbage
@@ -212,9 +211,9 @@ def targets_markdown(targets: list[Target]) -> str:
 TARGETS_HEADING = "**Targets** (ratios of medians)"
 
 
-def formula(call: Callable[[], object]) -> Callable[[], object]:
+def formula(call: Callable[[], T]) -> Callable[[], T]:
     """``call`` with every fast path off: posenc_lib's reference formula."""
-    def run() -> object:
+    def run() -> T:
         with fast.disabled():
             return call()
     return run
@@ -240,6 +239,8 @@ def load_torchtune_rope() -> type:
         raise SystemExit("torchtune is not installed: run `make bench` (pip install --no-deps torchtune==0.6.1)")
     path = pathlib.Path(spec.submodule_search_locations[0]) / "modules" / "position_embeddings.py"
     module_spec = importlib.util.spec_from_file_location("torchtune_position_embeddings", path)
+    if module_spec is None or module_spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
     return module.RotaryPositionalEmbeddings
@@ -382,7 +383,7 @@ def sinusoidal_section(seq_len: int, d_model: int, dtype: torch.dtype, rounds: i
     )
 
 
-def sinusoidal_accuracy(d_model: int = 8, seq_len: int = 1_000_000) -> dict[str, object]:
+def sinusoidal_accuracy(d_model: int = 8, seq_len: int = 1_000_000) -> dict[str, Any]:
     """Max error against exact values (mpmath, 30 digits) near a few positions: formula and fast table, both dtypes."""
     bands = [1_000, 10_000, 100_000, seq_len - 8]
     theta = pe.sinusoidal_frequencies(d_model).tolist()
@@ -404,7 +405,7 @@ def sinusoidal_accuracy(d_model: int = 8, seq_len: int = 1_000_000) -> dict[str,
     return {"d_model": d_model, "positions": bands, "errors": errors}
 
 
-def accuracy_markdown(accuracy: dict[str, object]) -> str:
+def accuracy_markdown(accuracy: dict[str, Any]) -> str:
     bands = accuracy["positions"]
     lines = [f"**Sinusoidal table: largest error against exact values** (mpmath, 30 digits; d = {accuracy['d_model']}, "
              "8 rows from each position on, all columns)", "",
@@ -511,7 +512,7 @@ def targets_for(sections: dict[str, Section]) -> list[Target]:
     return targets
 
 
-def machine() -> dict[str, object]:
+def machine() -> dict[str, Any]:
     cpu = platform.processor() or "unknown"
     try:
         for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
@@ -545,8 +546,8 @@ def machine() -> dict[str, object]:
     }
 
 
-def report_markdown(info: dict[str, object], sections: list[Section], targets: list[Target],
-                    accuracy: dict[str, object]) -> str:
+def report_markdown(info: dict[str, Any], sections: list[Section], targets: list[Target],
+                    accuracy: dict[str, Any]) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     lines = [
         f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs (torch uses {info['torch_threads']} threads), "

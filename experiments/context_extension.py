@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from posenc_lib import RotaryEmbedding, rope_frequencies, training
+from posenc_lib.model import TinyTransformer
 from posenc_lib.rope_scaling import (
     dynamic_ntk_frequencies,
     linear_scaling_frequencies,
@@ -70,7 +71,7 @@ def method_rope(method: str, head_dim: int, factor: float, train_len: int, seq_l
     return RotaryEmbedding(head_dim, seq_len, frequencies=frequencies, attention_factor=attention_factor)
 
 
-def with_method(model: nn.Module, method: str, factor: float, train_len: int, seq_len: int) -> nn.Module:
+def with_method(model: TinyTransformer, method: str, factor: float, train_len: int, seq_len: int) -> TinyTransformer:
     """A copy of the RoPE ``model`` whose blocks rotate with ``method``'s frequencies."""
     extended = copy.deepcopy(model)
     extended.rope = method_rope(method, model.config.head_dim, factor, train_len, seq_len)
@@ -83,7 +84,7 @@ def correct_by_position(model: nn.Module, tokens: torch.Tensor, targets: torch.T
 
 
 def dynamic_correct_by_position(
-    model: nn.Module, tokens: torch.Tensor, targets: torch.Tensor, train_len: int, bucket: int
+    model: TinyTransformer, tokens: torch.Tensor, targets: torch.Tensor, train_len: int, bucket: int
 ) -> torch.Tensor:
     """Like :func:`correct_by_position` with dynamic NTK: the prefix ending at each bucket's end sets the factor."""
     seq_len = tokens.shape[1]
@@ -97,7 +98,7 @@ def dynamic_correct_by_position(
 
 
 def fine_tune(
-    model: nn.Module,
+    model: TinyTransformer,
     method: str,
     factor: int,
     train_len: int,
@@ -107,7 +108,7 @@ def fine_tune(
     batch_size: int,
     lr: float,
     seed: int,
-) -> nn.Module:
+) -> TinyTransformer:
     """A copy of ``model`` with ``method``'s frequencies, trained ``steps`` steps on ``factor * train_len`` tokens.
 
     ``batch(batch_size, seq_len, generator) -> (tokens, targets)``; the batches

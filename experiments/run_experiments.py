@@ -42,24 +42,25 @@ import pathlib
 import platform
 import sys
 import time
+from typing import Any
 
-import context_extension as extension
 import torch
 from tqdm import tqdm
 
+import context_extension as extension
 import posenc_lib
 import posenc_lib.model as model_module
 from posenc_lib import LearnedPositionalEmbedding, tasks, training
-from posenc_lib.model import SCHEMES, TransformerConfig, build_model, count_parameters
+from posenc_lib.model import SCHEMES, TinyTransformer, TransformerConfig, build_model, count_parameters
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "book" / "data" / "experiments.json"
 ORDER_SEEDS = (0, 1, 2, 3, 4)
 DECODER_SEEDS = (0, 1, 2, 3, 4, 5)
-MODEL = {"d_model": 64, "n_heads": 4, "n_layers": 2, "d_ff": 128}
+MODEL: dict[str, Any] = {"d_model": 64, "n_heads": 4, "n_layers": 2, "d_ff": 128}
 
 # Experiment 1: does the model see order?
-ORDER = {
+ORDER: dict[str, Any] = {
     "vocab_size": 12,  # A, B and 10 filler tokens
     "seq_len": 16,
     "batch_size": 64,
@@ -69,13 +70,13 @@ ORDER = {
     "eval_seed": 1000,
 }
 # the learned table drawn from N(0, init_std^2) instead of the default N(0, 0.02^2)
-LEARNED_INIT = {"init_std": 1.0}
+LEARNED_INIT: dict[str, Any] = {"init_std": 1.0}
 # Experiment 2: longer than training, on two causal tasks
-DECODER_TASKS = {
+DECODER_TASKS: dict[str, dict[str, Any]] = {
     "language": {"vocab_size": 16, "p_rule": 0.8, "rule_seed": 7},
     "copy": {"vocab_size": 16, "lag": 3},
 }
-DECODER = {
+DECODER: dict[str, Any] = {
     "train_len": 32,  # L
     "batch_size": 32,
     "steps": 600,
@@ -89,17 +90,17 @@ DECODER = {
 # positions [start L, stop L) of a 4L evaluation; causal models compute them as in a shorter sequence
 FIRST_LOSSES = 20  # decoder runs also store the loss of each of their first 20 steps
 REGIONS = {"inside": (0, 1), "2x": (1, 2), "4x": (2, 4)}
-WINDOW = {"schemes": ["none", "sinusoidal", "rope", "alibi"], "window": DECODER["train_len"]}
-ATTENTION = {"queries": [16, 32], "offsets": 8}  # mean weight at offsets 0 .. -7 for queries 16 .. 31
-ALIBI = {"long_steps": 2400, "slope_scales": [0.25, 4.0]}  # both on the copy task
-EXTENSION = {
+WINDOW: dict[str, Any] = {"schemes": ["none", "sinusoidal", "rope", "alibi"], "window": DECODER["train_len"]}
+ATTENTION: dict[str, Any] = {"queries": [16, 32], "offsets": 8}  # mean weight at offsets 0 .. -7 for queries 16 .. 31
+ALIBI: dict[str, Any] = {"long_steps": 2400, "slope_scales": [0.25, 4.0]}  # both on the copy task
+EXTENSION: dict[str, Any] = {
     "methods": list(extension.METHODS),
     "factors": [2, 4],
     "dynamic_bucket": 16,
     "fine_tuned": list(extension.FINE_TUNED),
     "fine_tune": {"factor": 4, "steps": 50, "batch_size": 16, "lr": 1e-3, "seed_offset": 10000},
 }
-STORED_MODEL = {"experiment": "language", "scheme": "rope", "seed": 0, "file": "rope_language_seed0.pt"}
+STORED_MODEL: dict[str, Any] = {"experiment": "language", "scheme": "rope", "seed": 0, "file": "rope_language_seed0.pt"}
 LIBRARY_FILES = (
     "model.py", "training.py", "tasks.py", "attention.py", "alibi.py", "rope.py", "rope_scaling.py",
     "learned.py", "sinusoidal.py",
@@ -270,7 +271,7 @@ def _loss_summary(logits: torch.Tensor, targets: torch.Tensor) -> dict:
     }
 
 
-def attention_by_offset(model: torch.nn.Module, tokens: torch.Tensor) -> dict:
+def attention_by_offset(model: TinyTransformer, tokens: torch.Tensor) -> dict:
     """Mean attention weight per layer and head at offsets ``r = 0, -1, ...`` and on the BOS key.
 
     Queries ``ATTENTION["queries"]`` of ``tokens`` ``(n, s)``; the result holds
@@ -287,7 +288,7 @@ def attention_by_offset(model: torch.nn.Module, tokens: torch.Tensor) -> dict:
     return {"by_offset": by_offset, "on_bos": on_bos}
 
 
-def attention_weights(model: torch.nn.Module, tokens: torch.Tensor) -> list[torch.Tensor]:
+def attention_weights(model: TinyTransformer, tokens: torch.Tensor) -> list[torch.Tensor]:
     """The attention weights ``(n, n_h, s, s)`` of every layer of ``model`` on ``tokens``."""
     model.eval()
     with torch.no_grad():
@@ -307,7 +308,7 @@ def alibi_slope_scale(scale: float):
         model_module.alibi_bias = original
 
 
-def _extension(model: torch.nn.Module, task: str, seed: int, tokens: torch.Tensor, targets: torch.Tensor,
+def _extension(model: TinyTransformer, task: str, seed: int, tokens: torch.Tensor, targets: torch.Tensor,
                plain_hits: torch.Tensor, fine_tuned: tuple[str, ...]) -> dict:
     """Context extension of a trained RoPE decoder: each method at each factor, then fine-tuned at one factor."""
     train_len, e = DECODER["train_len"], EXTENSION
@@ -518,7 +519,7 @@ def main(argv: list[str]) -> int:
     if args.workers < 1:
         parser.error("--workers must be >= 1")
 
-    record = {"provenance": provenance(argv, args.workers), "settings": settings()}
+    record: dict[str, Any] = {"provenance": provenance(argv, args.workers), "settings": settings()}
     start = time.perf_counter()
     runs = run_all(all_specs(), args.workers)
     p = record["provenance"]

@@ -30,6 +30,7 @@ Conventions (every function and module follows them):
   runs the formulas only).
 """
 
+from . import fast  # the speed work (posenc_lib.fast)
 from .alibi import alibi_bias, alibi_bias_compact, alibi_slopes
 from .attention import attention, causal_mask
 from .learned import (
@@ -73,7 +74,6 @@ from .sinusoidal import (
     sinusoidal_frequencies,
 )
 from .toy import ToyAttentionHead, embed_words
-from . import fast  # noqa: E402  (the speed work, posenc_lib.fast)
 
 __version__ = "0.1.0"
 

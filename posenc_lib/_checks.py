@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 

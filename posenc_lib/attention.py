@@ -48,10 +48,10 @@ def causal_mask(
 
 
 def _common_dtype(tensors: dict[str, torch.Tensor]) -> torch.dtype:
-    dtype = None
-    for tensor in tensors.values():
-        dtype = tensor.dtype if dtype is None else torch.promote_types(dtype, tensor.dtype)
-    return dtype
+    first, *others = (tensor.dtype for tensor in tensors.values())
+    for dtype in others:
+        first = torch.promote_types(first, dtype)
+    return first
 
 
 def _check_inputs(q, k, v, bias, causal, window) -> tuple:

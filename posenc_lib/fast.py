@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -310,6 +310,7 @@ def _rotate_cached(x: torch.Tensor, layout: str, rows: tuple[str, torch.Tensor, 
             return _rotate_complex(pairs, first, x)
         cos_sin = torch.view_as_real(first)  # (s, d/2, 2); no complex view of x: the strided four-call path
         return _rotate_into_buffer(x, cos_sin[..., 0], cos_sin[..., 1], layout)
+    assert second is not None  # only the complex rows come as one table
     if kind == "full":
         # three calls: x * [cos | cos] + roll(x, d/2) * [-sin | sin] = (a cos - b sin, b cos + a sin)
         return torch.addcmul(x * first, x.roll(x.shape[-1] // 2, dims=-1), second)  # (..., s, d)

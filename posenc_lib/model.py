@@ -355,7 +355,7 @@ class TinyTransformer(nn.Module):
             if traces is None:
                 x = block(x, rope=self.rope, bias=bias, offset=offset, window=window)
             else:
-                traces.append(block.trace(x, rope=self.rope, bias=bias, offset=offset, window=window))
+                traces.append(block.trace(x, rope=self.rope, bias=bias, offset=offset, window=window))  # type: ignore[operator]  # a ModuleList yields Modules
                 x = traces[-1]["out"]
         return self.ln_final(x)
 
@@ -385,7 +385,7 @@ class TinyTransformer(nn.Module):
         self._run(tokens, offset, window, clamp_positions, traces)
         return traces
 
-    def with_scheme(self, scheme: str, *, seed: int = 0) -> "TinyTransformer":
+    def with_scheme(self, scheme: str, *, seed: int = 0) -> TinyTransformer:
         """The same model under another positional scheme, sharing every weight with this one.
 
         The new model's token embedding, blocks, final LayerNorm and head are *this*

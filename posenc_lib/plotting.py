@@ -25,7 +25,8 @@ notebook's inline backend. Stored notebooks keep PNG (``"png"`` is the default).
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -35,7 +36,7 @@ COLUMN_WIDTH = 7.5  # inches: the widest figure shown at 100 % in the site's tex
 MIN_FONT_PT = 9.0  # smallest text the helpers draw: 12 px at 100 % (SVG: 96 px per inch)
 FIGURE_FORMATS = ("png", "svg", "retina")
 
-COURSE_STYLE = {
+COURSE_STYLE: dict[str, Any] = {
     "figure.figsize": (7.0, 3.6),
     "figure.dpi": 100,
     "figure.facecolor": "white",
@@ -62,12 +63,12 @@ def use_course_style(figure_format: str | None = None) -> None:
     environment variable ``POSENC_FIGURE_FORMAT`` (the website build sets ``"svg"``),
     else ``"png"``.
     """
-    plt.rcParams.update(COURSE_STYLE)
+    plt.rcParams.update(COURSE_STYLE)  # type: ignore[arg-type]  # Matplotlib's stubs want each key as a literal
     chosen = figure_format or os.environ.get("POSENC_FIGURE_FORMAT") or "png"
     if chosen not in FIGURE_FORMATS:
         raise ValueError(f"figure_format must be one of {FIGURE_FORMATS}, got {chosen!r}")
     try:
-        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin in a notebook
+        shell = get_ipython()  # type: ignore[name-defined]
     except NameError:
         return  # a plain Python process: nothing to configure
     if shell is None or "inline" not in matplotlib.get_backend():
@@ -115,8 +116,8 @@ def legend_below(ax: plt.Axes, *, ncols: int | None = None, **kwargs) -> matplot
     if not handles:
         raise ValueError("ax has no labelled artists to put in a legend")
     fig = ax.figure
-    renderer = fig.canvas.get_renderer()
-    below = ax.bbox.y0 - ax.get_tightbbox(renderer).y0  # pixels taken by tick labels and x label
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # the inline and Agg canvases have one
+    below = ax.bbox.y0 - ax.get_tightbbox(renderer).y0  # type: ignore[union-attr]  # None only for an invisible axes  # pixels taken by tick labels and x label
     anchor_y = -(below + 4) / ax.bbox.height
     columns = ncols or min(len(labels), 3)
     return ax.legend(
@@ -133,11 +134,11 @@ def readability(fig: plt.Figure, *, figure_format: str = "svg") -> dict[str, flo
     """
     if figure_format not in ("svg", "png"):
         raise ValueError(f"figure_format must be 'svg' or 'png', got {figure_format!r}")
-    renderer = fig.canvas.get_renderer()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # the inline and Agg canvases have one
     box = fig.get_tightbbox(renderer)  # inches, as bbox_inches="tight" saves it
     per_inch = 96.0 if figure_format == "svg" else float(fig.dpi)
     sizes = [
-        text.get_fontsize()
+        float(text.get_fontsize())
         for text in fig.findobj(matplotlib.text.Text)
         if text.get_visible() and text.get_text().strip() and text.get_window_extent(renderer).width > 0
     ]
@@ -224,7 +225,7 @@ def line_plot(
     elif curves and legend_loc == "right":
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     elif curves:
-        ax.legend(loc=legend_loc)
+        ax.legend(loc=legend_loc)  # type: ignore[call-overload]  # any of Matplotlib's location names
     return ax
 
 
@@ -314,7 +315,7 @@ def heatmap_grid(
             ax.set_xlabel(xlabel)
     fig.suptitle(suptitle)
     fig.tight_layout()
-    colorbar = fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.9)
+    colorbar = fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.9)  # type: ignore[arg-type]  # set by the loop
     if colorbar_label:
         colorbar.set_label(colorbar_label)
     return fig

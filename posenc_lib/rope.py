@@ -329,7 +329,7 @@ class RotaryEmbedding(FixedPrecisionTables):
         x = check_floating(name, check_tensor(name, x, min_dim=2))
         if x.shape[-1] != self.head_dim:
             raise ValueError(f"{name} must have last dimension head_dim={self.head_dim}, got shape {tuple(x.shape)}")
-        check_same_device(name, x, self._buffers["frequencies"].device, "RotaryEmbedding")
+        check_same_device(name, x, self.get_buffer("frequencies").device, "RotaryEmbedding")
         return x
 
     def extra_repr(self) -> str:

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import check_bool, check_device, check_dtype, check_int, check_positive_float, check_positive_int, check_tensor
+from ._checks import (
+    check_bool,
+    check_device,
+    check_dtype,
+    check_int,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
 from .attention import attention
 
 
@@ -77,7 +85,7 @@ class ToyAttentionHead:
         seed: int = 0,
         dtype: torch.dtype = torch.float32,
         device: torch.device | str | None = None,
-    ) -> "ToyAttentionHead":
+    ) -> ToyAttentionHead:
         """Projections with entries ``N(0, 1/d)`` drawn from a CPU generator seeded by ``seed``."""
         d_model = check_positive_int("d_model", d_model)
         seed = check_int("seed", seed)
@@ -98,4 +106,5 @@ class ToyAttentionHead:
         check_bool("causal", causal)
         w_q, w_k, w_v = (w.to(device=x.device, dtype=x.dtype) for w in (self.w_q, self.w_k, self.w_v))
         q, k, v = x @ w_q, x @ w_k, x @ w_v  # each (..., s, d)
-        return attention(q, k, v, bias=bias, causal=causal)
+        output, weights = attention(q, k, v, bias=bias, causal=causal)
+        return output, weights

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_bool, check_int, check_nonnegative_int, check_positive_float, check_positive_int, check_tensor
+from ._checks import (
+    check_bool,
+    check_int,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
 from .tasks import IGNORE_INDEX
 
 BatchFn = Callable[[torch.Generator], "tuple[torch.Tensor, torch.Tensor]"]

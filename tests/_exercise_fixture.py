@@ -7,24 +7,11 @@ content carries a ``SECRET-`` string and every stored output of a solution cell 
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
-import sys
 
 import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def load_tool(name: str):
-    """Import ``tools/<name>.py`` as a module (tools/ is not a package)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def stream(text: str) -> nbformat.NotebookNode:

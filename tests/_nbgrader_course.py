@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import nbformat
 
-from _exercise_fixture import ROOT, load_tool
+import make_student as ms
+from book_files import ROOT
 
-ms = load_tool("make_student")
 NBGRADER = pathlib.Path(sys.executable).parent / "nbgrader"
 STUDENTS = ("untouched", "solutions", "library")
 

@@ -1,55 +1,175 @@
-"""Shared fixtures: the website is built once per test session and used by every test that needs it.
+"""Shared fixtures and the test layers.
 
-`built_site` runs the same strict build as `make book` (warnings are errors, every notebook is
-executed) into `_build/html`, or into `$POSENC_BOOK_OUTPUT/_build/html` when that variable is
-set (so a developer can test without touching a build someone else is serving).
+Layers (markers in pyproject.toml): a test that starts a notebook kernel, builds the website or a
+wheel, drives a browser, Lighthouse or nbgrader, or re-trains an experiment is ``slow``;
+``make test-fast`` leaves those out. Every nbval cell and every test that uses the website
+(``built_site``) is marked here, so no such test can slip into the fast layer.
+
+The website is built once per session (``built_site``), with the same strict settings as
+``make book`` (warnings are errors, a notebook that raises fails the build), into `_build/html`,
+or into `$POSENC_BOOK_OUTPUT/_build/html` when that variable is set (so a developer can test
+without touching a build someone else is serving).
+
+Each chapter is executed once for both nbval and the website: nbval runs first (its cells are
+moved to the front of the session), in kernels that draw SVG figures as the website build does
+(nbval compares text, not images), and each notebook that nbval ran through without a failure is
+put, with the outputs of that run, into a Jupyter Book execution cache (jupyter-cache, Jupyter
+Book's own mechanism). The session's build reads that cache (``execute_notebooks: cache``): it
+renders those outputs and executes only notebooks missing from it (when nbval was not run, or
+failed on them), failing on any that raises. ``make book`` executes every notebook
+(``execute_notebooks: force`` in _config.yml); tests/test_book.py shows that a failing notebook
+fails that build.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import pathlib
+import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Generator, Iterator
+from typing import Any
 
+import nbformat
 import pytest
+import yaml
+from nbval.plugin import IPyNbCell
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+import offline_site
+from book_files import ROOT, book_config, book_notebooks
+
 JUPYTER_BOOK = pathlib.Path(sys.executable).parent / "jupyter-book"
 
-sys.path.insert(0, str(ROOT / "tools"))
-import offline_site  # noqa: E402  (tools/ is not a package)
 
+def build(source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | None = None) -> subprocess.CompletedProcess:
+    """Strict build of the book in `source` into `output`/_build/html.
 
-def build(source: pathlib.Path, output: pathlib.Path) -> subprocess.CompletedProcess:
-    """Strict build of the book in `source` into `output`/_build/html."""
-    offline_site.ensure_installed()  # mermaid and MathJax from npm, pinned by package-lock.json
+    With ``cache`` (a jupyter-cache folder), notebooks found in the cache are rendered with its outputs
+    and only the others are executed; without it, `source`'s _config.yml decides (the course's: every
+    notebook is executed).
+    """
+    offline_site.ensure_installed()  # the website's build tools from npm, pinned by package-lock.json
     env = dict(os.environ, PATH=f"{JUPYTER_BOOK.parent}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run(
-        [str(JUPYTER_BOOK), "build", "--all", "-W", "-n", "--keep-going", str(source), "--path-output", str(output)],
-        capture_output=True, text=True, env=env, timeout=1200,
-    )
+    command = [str(JUPYTER_BOOK), "build", "--all", "-W", "-n", "--keep-going", str(source), "--path-output", str(output)]
+    if cache is not None:
+        config = copy.deepcopy(book_config(source))
+        config["execute"] = dict(config.get("execute", {}), execute_notebooks="cache", cache=str(cache))
+        # a configuration file elsewhere: local extensions are found relative to it
+        local = config["sphinx"].get("local_extensions", {})
+        config["sphinx"]["local_extensions"] = {name: str(source / path) for name, path in local.items()}
+        path = pathlib.Path(tempfile.mkdtemp(prefix="posenc-config-")) / "_config.yml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        command += ["--config", str(path)]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
 
 
 @dataclasses.dataclass
 class BuiltSite:
     result: subprocess.CompletedProcess
     html: pathlib.Path
+    from_nbval: list[str]  # notebooks whose outputs came from this session's nbval run
 
     @property
     def ok(self) -> bool:
         return self.result.returncode == 0
 
+    @property
+    def executed(self) -> int:
+        """How many notebooks the build executed itself."""
+        return len(re.findall(r"Executing notebook using", self.result.stdout + self.result.stderr))
+
     def log_tail(self) -> str:
         return self.result.stdout[-5000:] + self.result.stderr[-5000:]
 
 
+# ------------------------------------------------------------------ nbval's run, kept for the website
+
+
+@dataclasses.dataclass
+class _Run:
+    notebook: nbformat.NotebookNode  # a copy of the stored notebook, outputs replaced as cells pass
+    cells: int  # code cells
+    passed: set[int] = dataclasses.field(default_factory=set)
+    failed: bool = False
+
+
+_NBVAL_RUNS: dict[pathlib.Path, _Run] = {}
+
+
+def _cell_index(item: IPyNbCell) -> int:
+    return next(i for i, cell in enumerate(item.parent.nb.cells) if cell is item.cell)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's -m selection reads the markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, IPyNbCell):
+            item.add_marker(pytest.mark.slow)
+            # images are not compared (PNG already is not): the stored notebooks hold PNG, this run draws SVG
+            if "image/svg+xml" not in item.parent.skip_compare:
+                item.parent.skip_compare += ("image/svg+xml",)
+        elif "built_site" in getattr(item, "fixturenames", ()) or item.get_closest_marker("book"):
+            item.add_marker(pytest.mark.book)
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: not isinstance(item, IPyNbCell))  # nbval first (a stable sort keeps the rest)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """The kernel of a notebook starts in the first cell's set-up: it draws SVG, as in the website build."""
+    if not isinstance(item, IPyNbCell):
+        yield
+        return
+    before = os.environ.get("POSENC_FIGURE_FORMAT")
+    os.environ["POSENC_FIGURE_FORMAT"] = "svg"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["POSENC_FIGURE_FORMAT"]
+        else:
+            os.environ["POSENC_FIGURE_FORMAT"] = before
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if not isinstance(item, IPyNbCell) or report.when not in ("setup", "call"):
+        return
+    path = pathlib.Path(item.parent.path).resolve()
+    run = _NBVAL_RUNS.setdefault(path, _Run(copy.deepcopy(item.parent.nb), sum(1 for c in item.parent.nb.cells if c.cell_type == "code")))
+    if not report.passed or report.when == "setup":
+        run.failed = run.failed or not report.passed
+        return
+    index = _cell_index(item)
+    run.notebook.cells[index].outputs = copy.deepcopy(item.test_outputs)
+    run.passed.add(index)
+
+
+def nbval_outputs() -> dict[pathlib.Path, nbformat.NotebookNode]:
+    """The notebooks nbval ran through in this session without a failure, with the outputs of that run."""
+    return {path: run.notebook for path, run in _NBVAL_RUNS.items() if not run.failed and len(run.passed) == run.cells}
+
+
 @pytest.fixture(scope="session")
-def built_site() -> BuiltSite:
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache_path = tmp_path_factory.mktemp("jupyter-cache")
+    cache = get_cache(str(cache_path))
+    fresh = nbval_outputs()
+    for path, notebook in fresh.items():
+        cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path)), check_validity=False, overwrite=True)
     output = pathlib.Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT))
-    result = build(ROOT, output)
-    return BuiltSite(result=result, html=output / "_build" / "html")
+    result = build(ROOT, output, cache=cache_path)
+    names = sorted(path.name for path in fresh if path in {p.resolve() for p in book_notebooks()})
+    return BuiltSite(result=result, html=output / "_build" / "html", from_nbval=names)
 
 
 @pytest.fixture

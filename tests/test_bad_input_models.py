@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import pathlib
 import traceback
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import tasks, training
-from posenc_lib.model import Block, TinyTransformer, TransformerConfig, build_model, count_parameters
+from posenc_lib.model import TinyTransformer, TransformerConfig, build_model, count_parameters
 
 LIBRARY = pathlib.Path(pe.__file__).resolve().parent
 
@@ -56,7 +57,7 @@ LOGITS, TARGETS = torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)
 SIMILARITY = torch.eye(4)
 
 # (id, call, exception type, text the message must contain)
-ERRORS = [
+ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     # attention
     ("attention-no-keys", lambda: pe.attention(*qkv(3, 0)), ValueError, "at least one key"),
     ("attention-bias-enlarges-output", lambda: pe.attention(*qkv(), bias=torch.zeros(5, 3, 4)), ValueError, "bias of shape (5, 3, 4)"),
@@ -360,7 +361,7 @@ if __name__ == "__main__":  # print the counts for a report
             call()
             wrong += 1
             print("no error:", name)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             if isinstance(error, exc) and text in str(error) and raised_inside_posenc_lib(error):
                 clear += 1
             else:
@@ -370,7 +371,7 @@ if __name__ == "__main__":  # print the counts for a report
         try:
             with torch.no_grad():
                 ok = check() is True
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             ok = False
             print("crash on valid input:", name, type(error).__name__, error)
         correct += ok

@@ -9,13 +9,12 @@ import sys
 
 import nbformat
 import pytest
-import yaml
 
-from conftest import ROOT
+from book_files import ROOT, book_config, book_notebooks
 
 BINDER = ROOT / "binder"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-NOTEBOOKS = sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+NOTEBOOKS = book_notebooks()
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)$")
 
 
@@ -122,7 +121,7 @@ def launch_links(config: dict, notebook: str) -> dict[str, str]:
 @pytest.mark.book
 def test_every_notebook_page_has_binder_and_colab_buttons(built_site):
     assert built_site.ok, built_site.log_tail()
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config = book_config()
     assert config["launch_buttons"]["notebook_interface"] == "jupyterlab"
     pages = sorted(p for p in (built_site.html / "_sources" / "book").glob("*.ipynb"))
     assert pages, "no notebook pages were built"

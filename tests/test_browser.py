@@ -23,14 +23,11 @@ tests fail, they do not skip.
 from __future__ import annotations
 
 import pathlib
-import sys
 
 import pytest
 
+import site_check
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import site_check  # noqa: E402  (tools/ is not a package)
 
 pytestmark = pytest.mark.book
 
@@ -59,9 +56,9 @@ def reports(site) -> list[site_check.PageReport]:
     return site_check.check_site(site, screenshots=ARTIFACTS, navigation=True)
 
 
-def found(reports: list[site_check.PageReport], *kinds: str, width: int | None = None) -> dict[str, list[str]]:
+def found(reports: list[site_check.PageReport], *kinds: str, width: int | None = None) -> dict[str, list[site_check.Problem]]:
     """Problems of the given kinds, by page and width."""
-    by_page: dict[str, list[str]] = {}
+    by_page: dict[str, list[site_check.Problem]] = {}
     for report in reports:
         if width is not None and report.width != width:
             continue
@@ -71,7 +68,7 @@ def found(reports: list[site_check.PageReport], *kinds: str, width: int | None =
     return by_page
 
 
-def listing(by_page: dict[str, list[str]]) -> str:
+def listing(by_page: dict[str, list[site_check.Problem]]) -> str:
     return "\n".join(f"{page}:\n  " + "\n  ".join(problems) for page, problems in by_page.items())
 
 
@@ -143,7 +140,7 @@ def figures_by_width(site: pathlib.Path) -> list[str]:
         if match:
             widths[svg.name] = float(match.group(1))
     assert widths, "no Matplotlib SVG figure on the site"
-    return ["../_images/" + name for name in sorted(widths, key=widths.get)]
+    return ["../_images/" + name for name in sorted(widths, key=widths.__getitem__)]
 
 
 FAULTS = {

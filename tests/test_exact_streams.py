@@ -1,9 +1,6 @@
-import pathlib
-import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
 
-from exact_streams import concatenate_stream_chunks  # noqa: E402
+from exact_streams import concatenate_stream_chunks
 
 
 def stream(name, text):

@@ -17,22 +17,20 @@ follows them, and on broken variants of it.
 from __future__ import annotations
 
 import collections
-import copy
 import pathlib
 import re
 
 import nbformat
 import pytest
 
-from _exercise_fixture import ROOT, load_tool, solution_notebook, write_book
-
-ms = load_tool("make_student")
-catalog = load_tool("exercise_catalog")
+import exercise_catalog as catalog
+import make_student as ms
+from _exercise_fixture import ROOT, solution_notebook, write_book
 
 CHAPTERS = catalog.chapters()
 
 
-def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> "ms.Chapter":
+def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> ms.Chapter:
     root = write_book(tmp_path, {"fixture": notebook})
     return ms.read_chapter(root / "book" / "fixture.ipynb", 1)
 

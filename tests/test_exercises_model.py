@@ -1,6 +1,7 @@
 """The checkers of chapters 1, 8, 9 and 10 fail on a stub and on typical wrong answers, and pass on the solution."""
 
 import math
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -180,7 +181,7 @@ def fraction_unseen_exact(train_len, head_dim, base=10000.0):
     return Fraction(int(((train_len - 1) * theta < 2 * math.pi).sum()), head_dim // 2)
 
 
-CHECKERS = {
+CHECKERS: dict[str, tuple[Callable, Callable, list[tuple[Callable, str]]]] = {
     "equivariant": (
         check_is_equivariant,
         equivariant_solution,

@@ -10,7 +10,6 @@ from posenc_lib.exercises import check_alibi_slopes, check_rope_half, check_rope
 from posenc_lib.exercises.alibi import SLOPES_HINT
 from posenc_lib.exercises.rope import HALF_HINT, INTERLEAVED_HINT
 
-
 # --- right answers, written from scratch (no posenc_lib) -----------------------------------------
 
 def rope_half(x, positions, base=10000.0):

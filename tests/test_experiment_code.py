@@ -1,22 +1,15 @@
 """The pieces of experiments/ that chapter 11's numbers rest on, checked on small models in a few seconds."""
 
 import copy
-import importlib.util
-import pathlib
-import sys
 
 import pytest
 import torch
 
 import posenc_lib as pe
+import run_experiments as script
 from posenc_lib import rope_scaling, training
 from posenc_lib.model import TransformerConfig, build_model
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
-_spec = importlib.util.spec_from_file_location("run_experiments", ROOT / "experiments" / "run_experiments.py")
-script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(script)
 extension = script.extension  # experiments/context_extension.py
 
 L = 8  # trained length of the small models below

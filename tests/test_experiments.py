@@ -11,15 +11,14 @@ These tests make sure the file is what the current script produces:
   and the stored model file is the model of the stored numbers.
 """
 
-import importlib.util
 import json
 import pathlib
-import sys
 
 import pytest
 import torch
 
 import posenc_lib as pe
+import run_experiments as script
 from posenc_lib import training
 from posenc_lib.model import TransformerConfig, build_model
 
@@ -27,16 +26,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "book" / "data" / "experiments.json"
 NOTEBOOK = ROOT / "book" / "11_experiments.ipynb"
 
-
-def load_script():
-    sys.path.insert(0, str(ROOT / "experiments"))  # run_experiments imports context_extension from there
-    spec = importlib.util.spec_from_file_location("run_experiments", ROOT / "experiments" / "run_experiments.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-script = load_script()
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread is faster
 
 
@@ -152,6 +141,7 @@ def _close_regions(got: dict, stored: dict, tolerance: float) -> None:
         assert got[name] == pytest.approx(value, abs=tolerance), name
 
 
+@pytest.mark.slow
 def test_a_learned_init_run_is_reproduced(results):
     """The learned-table ablation (and with it the order experiment's code): about 5 s of CPU."""
     spec = {"experiment": "learned_init", "scheme": "learned", "seed": 0}
@@ -161,6 +151,7 @@ def test_a_learned_init_run_is_reproduced(results):
     assert rerun["eval_accuracy"] == pytest.approx(stored["eval_accuracy"], abs=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "spec",
     [
@@ -183,6 +174,7 @@ def rope_rerun() -> dict:
     return script.run_spec(spec, fine_tuned=("yarn",), keep_model=True)
 
 
+@pytest.mark.slow
 def test_a_rope_decoder_run_with_its_extensions_is_reproduced(results, rope_rerun):
     stored = find_run(results, **{key: script.STORED_MODEL[key] for key in ("experiment", "scheme", "seed")})
     assert rope_rerun["train_loss_first"] == pytest.approx(stored["train_loss_first"], abs=1e-4)
@@ -197,6 +189,7 @@ def test_a_rope_decoder_run_with_its_extensions_is_reproduced(results, rope_reru
     _close_regions(tuned["yarn"]["regions"], stored["extension"]["fine_tune"][factor]["yarn"]["regions"], 0.02)
 
 
+@pytest.mark.slow
 def test_the_stored_model_file_is_the_model_of_the_stored_numbers(results, rope_rerun):
     """book/data holds the weights of that run: loaded, they give its stored evaluation; re-trained, nearly its weights."""
     settings = results["settings"]

@@ -12,15 +12,12 @@ from __future__ import annotations
 import base64
 import json
 import random
-import sys
 
 import pytest
 
+import lighthouse_audit
+import site_check
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import lighthouse_audit  # noqa: E402  (tools/ is not a package)
-import site_check  # noqa: E402
 
 pytestmark = pytest.mark.book
 

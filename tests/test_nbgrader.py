@@ -14,10 +14,12 @@ import contextlib
 import nbformat
 import pytest
 
-from _exercise_fixture import ROOT
 from _nbgrader_course import LIBRARY_ANSWERS, course, library_answer, ms
+from book_files import toc_chapters
 
-CHAPTERS = [path.stem for path, _ in ms.toc_chapters(ROOT)]
+pytestmark = pytest.mark.slow  # generate_assignment and autograde on every chapter: minutes
+
+CHAPTERS = [path.stem for path, _ in toc_chapters()]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +72,7 @@ def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
     monkeypatch.setattr(core, "library_unavailable", lambda *a, **k: contextlib.nullcontext([]))
     namespace = {"pe": __import__("posenc_lib"), "torch": __import__("torch"), "copy": __import__("copy"), **vars(exercises)}
     seen = set()
-    for chapter in ms.toc_chapters(ROOT):
+    for chapter in toc_chapters():
         source = ms.read_chapter(*chapter).source
         for cell in source.cells:
             if cell.cell_type == "code" and (changed := library_answer(cell.source)):

@@ -6,31 +6,12 @@ checks the things nbval does not.
 """
 
 import json
-import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+from book_files import ROOT, book_notebooks, toc_documents
 
-
-def toc_files() -> set[str]:
-    import yaml
-
-    entries: set[str] = set()
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("file", "root"):
-                    entries.add(str(value))
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-    return entries
+NOTEBOOKS = book_notebooks()
 
 
 def test_there_are_notebooks():
@@ -39,7 +20,7 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_is_in_the_toc(path):
-    assert path.relative_to(ROOT).with_suffix("").as_posix() in toc_files()
+    assert path.relative_to(ROOT).with_suffix("").as_posix() in {docname for docname, _ in toc_documents()}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

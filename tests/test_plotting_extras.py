@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-from posenc_lib.plotting import bar_plot, trajectory_plot  # noqa: E402
+from posenc_lib.plotting import bar_plot, trajectory_plot
 
 
 def test_trajectory_plot_draws_one_line_per_path_and_labels_points():

@@ -9,13 +9,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import nbformat  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import nbformat
+import numpy as np
+import pytest
 
-from conftest import ROOT  # noqa: E402
-from posenc_lib import plotting  # noqa: E402
+from conftest import ROOT
+from posenc_lib import plotting
 
 COLUMN_PX = 760  # the text column at 1366 px (tests/test_browser.py measures ~757 px for figures)
 
@@ -124,6 +124,7 @@ def run_notebook(env_format: str | None) -> list[str]:
     return sorted(mime for output in notebook.cells[0].outputs for mime in output.get("data", {}))
 
 
+@pytest.mark.slow
 def test_notebooks_draw_png_unless_the_website_build_asks_for_svg():
     png = run_notebook(None)
     assert "image/png" in png and "image/svg+xml" not in png

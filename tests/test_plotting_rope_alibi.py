@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-from posenc_lib.plotting import arrows_on_circle, heatmap_grid  # noqa: E402
+from posenc_lib.plotting import arrows_on_circle, heatmap_grid
 
 
 def test_arrows_on_circle_draws_one_arrow_and_label_per_vector():

@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-import posenc_lib as pe
-
 # a hard import, not importorskip: the reference is a pinned test dependency (requirements-test.txt)
 from transformers.models.t5.modeling_t5 import T5Attention
+
+import posenc_lib as pe
 
 RELATIVE = torch.arange(-5000, 5001)  # every relative position in a wide window
 

@@ -43,7 +43,7 @@ def test_decay_bound_trends_down_but_is_not_monotone():
 def test_decay_bound_really_bounds_scores():
     """|q_m . k_n| <= max_k |h_{k+1} - h_k| * sum_j |S_j(n - m)| for any q, k (Abel summation)."""
     d, gen = 32, torch.Generator().manual_seed(0)
-    for trial in range(20):
+    for _ in range(20):
         q, k = torch.randn(2, 1, d, generator=gen, dtype=torch.float64)
         q_pairs = torch.complex(q[0, : d // 2], q[0, d // 2 :])  # half layout: pair k = (x_k, x_{k+d/2})
         k_pairs = torch.complex(k[0, : d // 2], k[0, d // 2 :])

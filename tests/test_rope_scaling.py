@@ -8,13 +8,13 @@ we compare relative differences and print the largest one per variant
 import pytest
 import torch
 
-import posenc_lib as pe
-
 # a hard import, not importorskip: the reference is a pinned test dependency (requirements-test.txt)
 import transformers
 from transformers import LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+import posenc_lib as pe
 
 FLOAT32_RTOL = 2e-6  # a few float32 ulps: HF rounds base ** (2k/d) and the products in float32
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pathlib
 import subprocess
 import sys
 
@@ -10,12 +9,10 @@ import nbformat
 import pytest
 import yaml
 
-from conftest import ROOT
+import setup_cell
+from book_files import ROOT, book_config, book_notebooks
 
-sys.path.insert(0, str(ROOT / "tools"))
-import setup_cell  # noqa: E402
-
-NOTEBOOKS = sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+NOTEBOOKS = book_notebooks()
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -34,7 +31,7 @@ def test_notebook_starts_with_the_current_setup_cell(path):
 
 
 def test_the_cell_installs_from_the_repository_in_config():
-    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    url = book_config()["repository"]["url"]
     assert f'"posenc_lib @ git+{url}"' in setup_cell.cell_source()
 
 
@@ -121,7 +118,7 @@ def test_stamp_replaces_an_older_setup_cell_and_its_outputs():
 
 
 def test_a_fork_changes_one_line_and_reruns_the_tool(tmp_path):
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config = book_config()
     config["repository"]["url"] = "https://github.com/a-reader/my-fork/"
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
     path = tmp_path / "nb.ipynb"

@@ -6,20 +6,18 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import nbformat
 import pytest
 
+import setup_cell
+import site_check
+from book_files import book_notebooks
 from conftest import ROOT, build
-
-sys.path.insert(0, str(ROOT / "tools"))
-import setup_cell  # noqa: E402  (tools/ is not a package)
-import site_check  # noqa: E402
 
 pytestmark = pytest.mark.book
 
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+NOTEBOOKS = book_notebooks()
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import gzip
-import sys
 import urllib.request
 
 import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import course_site  # noqa: E402  (tools/ is not a package)
-import lighthouse_audit  # noqa: E402
-import offline_site  # noqa: E402
-import site_check  # noqa: E402
-
+import course_site
+import lighthouse_audit
+import offline_site
+import site_check
 
 # ------------------------------------------------------------------ course_site
 

@@ -34,12 +34,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from _exercise_fixture import ROOT, SQUARE_STUDENT, TOTAL_STUDENT, code, load_tool, md, solution_notebook, write_book
+import make_student as ms
+from _exercise_fixture import ROOT, SQUARE_STUDENT, TOTAL_STUDENT, code, md, solution_notebook, write_book
+from book_files import toc_chapters
 from posenc_lib.exercises._core import FAIL_MARK, PASS_MARK
 
-ms = load_tool("make_student")
-
-BOOK_NOTEBOOKS = [path for path, _ in ms.toc_chapters(ROOT)]
+BOOK_NOTEBOOKS = [path for path, _ in toc_chapters()]
 STUB = re.compile(r"^(?P<indent>\s*)# YOUR CODE HERE\n(?P=indent)raise NotImplementedError\(\)\s*$", re.MULTILINE)
 TEXT_STUB = "YOUR ANSWER HERE"
 
@@ -188,6 +188,7 @@ def test_the_copied_library_is_the_one_the_edition_imports(fixture_edition):
     assert pathlib.Path(found.stdout.strip()).is_relative_to(root / "student")
 
 
+@pytest.mark.slow
 def test_pip_install_of_the_edition_gets_every_module_of_the_library(fixture_edition, tmp_path):
     """What a student's ``pip install .`` installs (a wheel; not an editable install) has every module."""
     root, _, _ = fixture_edition
@@ -279,7 +280,7 @@ def execute(path: pathlib.Path) -> nbformat.NotebookNode:
 def checker_calls(text: str) -> list[tuple[str, set[str]]]:
     """Calls of ``check_*`` (not ``check_function``) outside function bodies: (name, names in the arguments)."""
     try:
-        tree = ast.parse("\n".join("" if l.lstrip().startswith(("%", "!")) else l for l in text.split("\n")))
+        tree = ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n")))
     except SyntaxError:
         return []
     calls = []
@@ -326,6 +327,7 @@ def execution_problems(notebook: nbformat.NotebookNode) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_the_fixture_edition_runs_up_to_each_stub(fixture_edition):
     root, _, _ = fixture_edition
     executed = execute(root / "student" / "book" / "fixture.ipynb")
@@ -338,6 +340,7 @@ def test_the_fixture_edition_runs_up_to_each_stub(fixture_edition):
     assert "after the exercises" in printed[max(printed)]  # cells after the stubs still run
 
 
+@pytest.mark.slow
 def test_the_run_check_catches_a_cell_that_needs_a_solution(tmp_path):
     root = write_book(tmp_path, {"fixture": solution_notebook(uses_solution_later=True)})
     ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
@@ -452,6 +455,7 @@ def test_no_output_of_a_solution_cell_is_in_the_student_edition(path, book_editi
     assert (hidden - other_outputs) & student_outputs == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
 def test_the_student_notebook_runs_up_to_each_stub(path):
     from _nbgrader_course import course

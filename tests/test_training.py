@@ -11,7 +11,6 @@ from posenc_lib import tasks, training
 from posenc_lib.model import TransformerConfig, build_model
 from posenc_lib.tasks import IGNORE_INDEX
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 

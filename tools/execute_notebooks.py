@@ -15,8 +15,8 @@ import time
 import nbformat
 from nbclient import NotebookClient
 
+from book_files import notebooks_under
 from exact_streams import concatenate_stream_chunks
-from setup_cell import notebooks_under
 
 
 def execute(path: pathlib.Path) -> float:

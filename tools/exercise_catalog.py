@@ -23,10 +23,10 @@ import sys
 
 import jinja2
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import make_student as ms  # noqa: E402  (tools/ is not a package)
+import make_student as ms
+from book_files import ROOT, toc_chapters
 
-TABLES = ms.ROOT / "book" / "data" / "exercises.md"
+TABLES = ROOT / "book" / "data" / "exercises.md"
 DEFAULT_MINUTES = {"coding": 20, "written": 10}
 LABEL = re.compile(r"^ex-[a-z0-9]+(?:-[a-z0-9]+)+$")
 
@@ -57,8 +57,8 @@ def summary(chapter: ms.Chapter) -> dict:
             "auto": sum(e.points[0] for e in exercises), "manual": sum(e.points[1] for e in exercises)}
 
 
-def chapters(root: pathlib.Path = ms.ROOT) -> list[ms.Chapter]:
-    return [ms.read_chapter(path, number) for path, number in ms.toc_chapters(root)]
+def chapters(root: pathlib.Path = ROOT) -> list[ms.Chapter]:
+    return [ms.read_chapter(path, number) for path, number in toc_chapters(root)]
 
 
 def structure_problems(chapter: ms.Chapter) -> list[str]:

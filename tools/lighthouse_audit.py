@@ -27,8 +27,7 @@ import subprocess
 import sys
 from typing import Any
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import site_check  # noqa: E402  (tools/ is not a package)
+import site_check
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
@@ -49,7 +48,7 @@ class GzipHandler(site_check.QuietHandler):
     protocol_version = "HTTP/1.1"
     _cache: dict[tuple[str, float], bytes] = {}
 
-    def send_head(self):  # noqa: D102 - SimpleHTTPRequestHandler's hook
+    def send_head(self):
         path = self.translate_path(self.path)
         ctype = self.guess_type(path)
         accepts = "gzip" in self.headers.get("Accept-Encoding", "")

@@ -26,18 +26,18 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from dataclasses import dataclass, field
 
 import jinja2
 import nbformat
-import yaml
+import tomllib
 from markdown_it import MarkdownIt
 from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbgrader.preprocessors import ClearSolutions
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from book_files import ROOT, toc_chapters
+
 CHECKER_POINTS, ANSWER_POINTS = 2, 1
 CHECKER = re.compile(r"\b(check_(?!function\b)\w+)\s*\(")
 MARKDOWN = MarkdownIt("commonmark")
@@ -66,7 +66,8 @@ def directives(text: str) -> list[Directive]:
             while lines and (option := re.match(r"^:([\w-]+):\s*(.*?)\s*$", lines[0])):
                 options[option[1]] = option.group(2)
                 lines.pop(0)
-            found.append(Directive(name, argument.strip(), options, "\n".join(lines).strip("\n"), *token.map))
+            start, end = token.map or (0, 0)  # a fence always has its lines
+            found.append(Directive(name, argument.strip(), options, "\n".join(lines).strip("\n"), start, end))
     return found
 
 
@@ -246,7 +247,7 @@ class _Reader:
         self.answer(cell, owner, index, None if tests else ANSWER_POINTS)
         if owner:
             owner.code_answers += 1
-            owner.checkers += [CHECKER.match(call)[1] for call in tests]
+            owner.checkers += [call.split("(", 1)[0] for call in tests]
         for call in tests:
             test = nbformat.v4.new_code_cell(f"# autograder test: the checker must accept the answer above\nassert {call}")
             test.id = self.new_id(f"{owner.label if owner else 'x'}-test")
@@ -285,22 +286,13 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     return notebook
 
 
-def toc_chapters(root: pathlib.Path = ROOT) -> list[tuple[pathlib.Path, int | None]]:
-    """The notebooks of ``_toc.yml`` in reading order, each with its number on the website (numbered parts)."""
-    found = []
-    for part in yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")).get("parts", []):
-        entries = [root / f"{c['file'].removesuffix('.ipynb')}.ipynb" for c in part.get("chapters", []) if "file" in c]
-        found += [(p, n if part.get("numbered") else None) for n, p in enumerate(entries, start=1) if p.is_file()]
-    return found
-
-
 def extra_packages(chapters: list[Chapter], pyproject: pathlib.Path) -> dict[str, list[str]]:
     """``{pip name: [notebooks]}``: third-party modules the notebooks import that posenc_lib does not depend on."""
     needs = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"] if pyproject.exists() else []
     provided = {re.split(r"[<>=!~ \[;]", d)[0].lower() for d in needs} | {"posenc-lib", "ipython", "ipykernel"}
     extras: dict[str, list[str]] = {}
     for chapter in chapters:
-        nodes = [n for c in chapter.source.cells if c.cell_type == "code" for n in ast.walk(_tree(c.source) or ast.Module())]
+        nodes = [n for c in chapter.source.cells if c.cell_type == "code" for n in ast.walk(_tree(c.source) or ast.Module([], []))]
         modules = {a.name for n in nodes if isinstance(n, ast.Import) for a in n.names}
         modules |= {n.module for n in nodes if isinstance(n, ast.ImportFrom) and n.module and not n.level}
         for module in sorted({m.split(".")[0] for m in modules} - set(sys.stdlib_module_names)):

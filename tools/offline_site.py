@@ -163,7 +163,7 @@ def _visit_mermaid(self: Any, node: Any) -> None:
         relfn, outfn = render_mm(self, node["code"], node["options"], "svg")
     except MermaidError as error:
         logging.getLogger(__name__).warning(f"diagram could not be drawn: {error}", location=node)
-        raise nodes.SkipNode
+        raise nodes.SkipNode from None
     if relfn is None:  # mmdc could not be started (render_mm warned)
         raise nodes.SkipNode
     width, height = natural_size(pathlib.Path(outfn))

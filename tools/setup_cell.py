@@ -27,7 +27,8 @@ import sys
 import nbformat
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from book_files import ROOT, notebooks_under
+
 MARKER = "# Set-up: install the course library where it is missing"
 TEMPLATE = """\
 # Set-up: install the course library where it is missing (e.g. on Colab); does nothing elsewhere.
@@ -95,19 +96,6 @@ def stamp(notebook: nbformat.NotebookNode, source: str) -> bool:
     new = nbformat.v4.new_code_cell(source, metadata=copy.deepcopy(METADATA))
     notebook.cells.insert(len(notebook.cells) if index is None else index, new)
     return True
-
-
-def notebooks_under(paths: list[str]) -> list[pathlib.Path]:
-    found: list[pathlib.Path] = []
-    for raw in paths:
-        path = pathlib.Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-        elif path.suffix == ".ipynb" and path.exists():
-            found.append(path)
-        else:
-            raise ValueError(f"paths must be notebooks or folders, got {raw}")
-    return found
 
 
 def main(argv: list[str]) -> int:

@@ -33,7 +33,7 @@ import shutil
 import sys
 import threading
 import urllib.parse
-from typing import Iterator
+from collections.abc import Iterator
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM_FLAGS = [
@@ -65,7 +65,7 @@ def chromium_executable() -> str:
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript", ".js": "text/javascript"}
 
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):
         pass
 
 
@@ -211,7 +211,7 @@ class Problem(str):
 
     kind: str
 
-    def __new__(cls, kind: str, message: str) -> "Problem":
+    def __new__(cls, kind: str, message: str) -> Problem:
         problem = super().__new__(cls, message)
         problem.kind = kind
         return problem
@@ -225,7 +225,7 @@ FILE_NAME_ALT = r"(^|/)[\w.-]+\.(png|svg|jpe?g|gif|webp)$|^[0-9a-f]{16,}"
 class PageReport:
     page: str
     width: int
-    problems: list[str]
+    problems: list[Problem]
     raw: dict
 
     def to_json(self) -> dict:
@@ -242,9 +242,9 @@ def alt_problem(alt: str | None) -> str | None:
     return None
 
 
-def problems_of(report: dict, *, phone: bool) -> list[str]:
+def problems_of(report: dict, *, phone: bool) -> list[Problem]:
     """What is wrong on a page, from what INSPECT_PAGE saw."""
-    found: list[str] = []
+    found: list[Problem] = []
     if report["pageWidth"] > report["windowWidth"] + 1:
         culprits = "; ".join(f"{s['tag']} reaching {s['right']} px ({s['text'][:50]!r}, in {s['section']!r})" for s in report["sticking"][:4])
         found.append(Problem("sideways", f"the page scrolls sideways: {report['pageWidth']} px wide in a {report['windowWidth']} px window ({culprits})"))
@@ -293,11 +293,11 @@ def problems_of(report: dict, *, phone: bool) -> list[str]:
     return found
 
 
-def inspect_page(context, url: str, *, phone: bool, screenshot: pathlib.Path | None = None) -> tuple[list[str], dict]:
+def inspect_page(context, url: str, *, phone: bool, screenshot: pathlib.Path | None = None) -> tuple[list[Problem], dict]:
     """Open `url` in `context`; return (problems found, what the page reported)."""
     from playwright.sync_api import Error as PlaywrightError
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     page = context.new_page()
 
     def on_route(route):
@@ -354,9 +354,9 @@ async ([button, dialog]) => {
 """
 
 
-def check_navigation(context, url: str, *, phone: bool) -> list[str]:
+def check_navigation(context, url: str, *, phone: bool) -> list[Problem]:
     """Click the visible navigation buttons as a reader does; return what did not work."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
@@ -378,7 +378,7 @@ def check_navigation(context, url: str, *, phone: bool) -> list[str]:
                         "d => { const el = document.querySelector(d); return el && el.open && el.querySelector('a') && el.getBoundingClientRect().width > 100; }",
                         arg=dialog, timeout=3_000,
                     )
-                except Exception:  # noqa: BLE001 - playwright's TimeoutError: the drawer did not open
+                except Exception:
                     problems.append(Problem("navigation", f"{what}: tapping the visible button did not open {dialog}"))
                     continue
                 page.keyboard.press("Escape")

@@ -9,12 +9,12 @@ A notebook calls a checker right after the student's cell, e.g.
 
 from ._core import Case, CheckResult, Diagnosis, LibraryCallError, arrays_close, check_function, library_unavailable
 from .alibi import check_alibi_slopes
+from .analogy import check_add_positions
 from .experiments import check_directional_alibi, check_interpolate
 from .extension import check_llama3_groups, check_ntk_frequencies, check_t5_bucket
+from .learned import check_position_lookup
 from .model import check_fraction_unseen, check_interleaved_to_half, check_is_equivariant, check_rope_scores
 from .rope import check_rope_half, check_rope_interleaved
-from .analogy import check_add_positions
-from .learned import check_position_lookup
 from .sinusoidal import check_shift_matrix, check_sinusoidal
 
 __all__ = ["Case", "CheckResult", "Diagnosis", "LibraryCallError", "arrays_close", "check_function", "library_unavailable"]

@@ -49,10 +49,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import sys
 import traceback
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -150,13 +152,13 @@ def library_unavailable(forbidden: Sequence[Any], *, student: Any = None) -> Ite
             for key, value in list(namespace.items()):
                 if id(value) in functions and namespace[key] is value:
                     namespace[key] = functions[id(value)]
-                    undo.append(lambda ns=namespace, k=key, v=value: ns.__setitem__(k, v))
+                    undo.append(functools.partial(namespace.__setitem__, key, value))
         for cls in (obj for obj in forbidden if isinstance(obj, type)):
             refuse = guard(public_name(cls))
             for attribute in [a for a, v in vars(cls).items() if callable(v) and (a == "__init__" or not a.startswith("_"))]:
                 original = vars(cls)[attribute]
                 setattr(cls, attribute, refuse)
-                undo.append(lambda c=cls, a=attribute, v=original: setattr(c, a, v))
+                undo.append(functools.partial(setattr, cls, attribute, original))
         yield calls
     finally:
         for restore in reversed(undo):

@@ -10,12 +10,13 @@ power of two. The answer runs with posenc_lib's ALiBi code (:func:`posenc_lib.al
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
-from ..alibi import alibi_bias, alibi_bias_compact, alibi_slopes
 from .. import fast
+from ..alibi import alibi_bias, alibi_bias_compact, alibi_slopes
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 HEAD_COUNTS = (8, 12, 6, 16, 24, 1)

@@ -7,7 +7,8 @@ interleaved sinusoidal encoding of positions ``0 .. s - 1``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

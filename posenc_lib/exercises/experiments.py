@@ -28,8 +28,7 @@ import torch
 
 from ..model import TransformerConfig, build_model
 from ..rope import RotaryEmbedding, rope_frequencies
-from ..rope_scaling import linear_scaling_frequencies
-from ..rope_scaling import ntk_aware_frequencies
+from ..rope_scaling import linear_scaling_frequencies, ntk_aware_frequencies
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 

@@ -19,7 +19,8 @@ Each answer runs with the library code that computes it switched off: NTK-aware 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

@@ -9,7 +9,8 @@ and ``positions`` a 1-D integer tensor ``(s,)``. It must return ``table[position
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

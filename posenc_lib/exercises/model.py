@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 
 from ..attention import attention
 from ..model import split_heads
-from ..rope import (apply_rope, convert_qk_weight, half_to_interleaved_permutation, interleaved_to_half_permutation,
-                    rope_frequencies)
+from ..rope import (
+    apply_rope,
+    convert_qk_weight,
+    half_to_interleaved_permutation,
+    interleaved_to_half_permutation,
+    rope_frequencies,
+)
 from ..sinusoidal import sinusoidal_encoding
 from ..toy import ToyAttentionHead
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function

@@ -11,13 +11,21 @@ permutations) switched off.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
-from ..rope import (RotaryEmbedding, apply_rope, half_to_interleaved_permutation, interleaved_to_half_permutation,
-                    rope_angles, rope_frequencies, rotate_pairs)
 from .. import fast
+from ..rope import (
+    RotaryEmbedding,
+    apply_rope,
+    half_to_interleaved_permutation,
+    interleaved_to_half_permutation,
+    rope_angles,
+    rope_frequencies,
+    rotate_pairs,
+)
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 ROPE_CODE = (apply_rope, rotate_pairs, rope_angles, rope_frequencies, RotaryEmbedding,

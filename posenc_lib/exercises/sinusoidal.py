@@ -11,13 +11,19 @@ posenc_lib's sinusoidal table, frequencies and shift matrix switched off (see ``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ..sinusoidal import (SinusoidalPositionalEncoding, shift_matrix, sinusoidal_encoding, sinusoidal_encoding_loop,
-                          sinusoidal_frequencies)
 from .. import fast
+from ..sinusoidal import (
+    SinusoidalPositionalEncoding,
+    shift_matrix,
+    sinusoidal_encoding,
+    sinusoidal_encoding_loop,
+    sinusoidal_frequencies,
+)
 from ._core import Case, CheckResult, Diagnosis, check_function
 
 # what the sinusoidal-table exercise asks the student to write (shift_matrix alone for the shift matrix)
