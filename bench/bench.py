@@ -542,7 +542,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "versions": versions,
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
     }
 
 

@@ -470,7 +470,7 @@ def provenance(argv: list[str], workers: int) -> dict:
     here = pathlib.Path(__file__).resolve()
     return {
         "command": " ".join(["python", *argv]),
-        "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {
             "cpu": _cpu_model(),
             "logical_cpus": os.cpu_count(),
@@ -525,7 +525,7 @@ def main(argv: list[str]) -> int:
     p = record["provenance"]
     p["wall_seconds"] = round(time.perf_counter() - start, 1)
     p["cpu_seconds"] = round(sum(r["cpu_seconds"] for r in runs), 1)
-    p["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    p["finished_utc"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     p["machine"]["load_average_at_end"] = _load()
     [stored] = [r for r in runs if "model" in r]
     state_dict = stored.pop("model")

@@ -6,9 +6,11 @@ import ast
 import importlib.metadata
 import re
 import sys
+import tomllib
 
 import nbformat
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from book_files import ROOT, book_config, book_notebooks
 
@@ -64,9 +66,21 @@ def test_binder_installs_posenc_lib_from_the_repository():
     assert re.search(r'^name = "posenc_lib"$', project, re.MULTILINE)
 
 
-def test_binder_python_is_the_course_python():
+def test_binder_python_can_run_the_course():
+    """Binder's Python (runtime.txt) is one that pyproject.toml allows and that every package Binder installs
+    supports (each one's Requires-Python, read from the same version installed here). The Python running
+    the tests may be another one."""
     runtime = (BINDER / "runtime.txt").read_text().strip()
-    assert runtime == f"python-{sys.version_info.major}.{sys.version_info.minor}", runtime
+    match = re.fullmatch(r"python-(\d+\.\d+)", runtime)
+    assert match, f"runtime.txt must name a Python as python-X.Y, got {runtime!r}"
+    python = match[1]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert SpecifierSet(project["requires-python"]).contains(python), (python, project["requires-python"])
+    for name, version in pins(BINDER / "requirements.txt").items():
+        distribution = importlib.metadata.distribution(name)
+        assert public(distribution.version) == public(version), f"{name}: {distribution.version} installed, {version} pinned"
+        requires = distribution.metadata.get("Requires-Python")
+        assert requires is None or SpecifierSet(requires).contains(python), f"{name} {version} needs Python {requires}"
 
 
 def top_level_imports(source: str) -> set[str]:

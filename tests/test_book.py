@@ -1,12 +1,14 @@
 """The website builds with warnings as errors, and a failing notebook fails the build."""
 
 import pathlib
+import re
 import shutil
 
 import nbformat
 import pytest
 import yaml
 
+from book_files import toc_chapters
 from conftest import ROOT, build
 
 
@@ -16,6 +18,19 @@ def test_book_builds_strictly(built_site):
     html = built_site.html
     assert (html / "index.html").exists()
     assert (html / "book" / "01_why_order_matters.html").exists()
+
+
+@pytest.mark.book
+def test_the_build_executes_only_the_notebooks_nbval_did_not_run(built_site):
+    """Each chapter runs once per session: the build renders the outputs of nbval's run of it, if there was one."""
+    assert built_site.ok, built_site.log_tail()
+    chapters = [path for path, _ in toc_chapters()]
+    assert set(built_site.from_nbval) <= {path.name for path in chapters}
+    assert built_site.executed == len(chapters) - len(built_site.from_nbval), built_site.log_tail()
+    # what nbval's kernels drew (SVG, as the website build asks for) is what the pages show
+    for name in built_site.from_nbval:
+        page = (built_site.html / "book" / name).with_suffix(".html").read_text(encoding="utf-8")
+        assert ".png" not in "".join(re.findall(r'<img[^>]*src="([^"]+)"', page)), name
 
 
 def scratch_book(tmp_path: pathlib.Path, chapter: str, code: str) -> pathlib.Path:

@@ -26,12 +26,12 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from dataclasses import dataclass, field
 
 import jinja2
 import nbformat
-import tomllib
 from markdown_it import MarkdownIt
 from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbgrader.preprocessors import ClearSolutions
