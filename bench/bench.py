@@ -54,7 +54,9 @@ T = TypeVar("T")
 # timing
 
 
-def time_interleaved(contenders: Mapping[str, Callable[[], object]], rounds: int, seed: int = 0) -> dict[str, list[float]]:
+def time_interleaved(
+    contenders: Mapping[str, Callable[[], object]], rounds: int, seed: int = 0
+) -> dict[str, list[float]]:
     """Seconds per call of every contender: ``rounds`` samples each, one call per sample.
 
     Every round runs all contenders once in a new random order. The garbage
@@ -83,8 +85,25 @@ def time_interleaved(contenders: Mapping[str, Callable[[], object]], rounds: int
 
 
 # ATen operators that only make a new view of existing memory (no kernel runs over the data)
-VIEW_OPS = {"view", "_unsafe_view", "slice", "select", "unsqueeze", "squeeze", "expand", "transpose", "t",
-            "permute", "view_as_complex", "view_as_real", "alias", "as_strided", "detach", "split", "unbind"}
+VIEW_OPS = {
+    "view",
+    "_unsafe_view",
+    "slice",
+    "select",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "transpose",
+    "t",
+    "permute",
+    "view_as_complex",
+    "view_as_real",
+    "alias",
+    "as_strided",
+    "detach",
+    "split",
+    "unbind",
+}
 
 
 class CountOps(TorchDispatchMode):
@@ -182,14 +201,19 @@ def short_label(name: str) -> str:
 
 def section_markdown(section: Section) -> str:
     with_ops = any(row.ops for row in section.rows)
-    header = ["contender", "median", "middle half"] + [f"× {short_label(ref)}" for ref in section.references] + ["error"]
+    header = (
+        ["contender", "median", "middle half"] + [f"× {short_label(ref)}" for ref in section.references] + ["error"]
+    )
     header += ["ops"] if with_ops else []
-    lines = [f"**{section.title}** ({section.rounds} interleaved rounds)", "", "| " + " | ".join(header) + " |",
-             "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    lines = [
+        f"**{section.title}** ({section.rounds} interleaved rounds)",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
     for row in section.rows:
         q1, q3 = row.quartiles
-        cells = [row.name, format_seconds(row.median),
-                 format_range(q1, q3)]
+        cells = [row.name, format_seconds(row.median), format_range(q1, q3)]
         cells += [f"{row.median / section.row(ref).median:.2f}" for ref in section.references]
         cells.append(format_error(row.error))
         if with_ops:
@@ -213,9 +237,11 @@ TARGETS_HEADING = "**Targets** (ratios of medians)"
 
 def formula(call: Callable[[], T]) -> Callable[[], T]:
     """``call`` with every fast path off: posenc_lib's reference formula."""
+
     def run() -> T:
         with fast.disabled():
             return call()
+
     return run
 
 
@@ -252,8 +278,13 @@ def hf_cos_sin(shape: tuple[int, int, int, int], positions: torch.Tensor) -> tup
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
     b, h, s, d = shape
-    config = LlamaConfig(hidden_size=h * d, num_attention_heads=h, head_dim=d, max_position_embeddings=4096,
-                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    config = LlamaConfig(
+        hidden_size=h * d,
+        num_attention_heads=h,
+        head_dim=d,
+        max_position_embeddings=4096,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    )
     rotary = LlamaRotaryEmbedding(config)
     return rotary(torch.empty(1, dtype=torch.float32), positions[None])
 
@@ -285,14 +316,17 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
         "floor: clone q and k": lambda: (q.clone(), k.clone()),
         "HF apply_rotary_pos_emb (half)": lambda: apply_rotary_pos_emb(q, k, cos, sin),
         "torchtune (interleaved)": lambda: (
-            torchtune(q_bshd, input_pos=tt_positions), torchtune(k_bshd, input_pos=tt_positions)),
+            torchtune(q_bshd, input_pos=tt_positions),
+            torchtune(k_bshd, input_pos=tt_positions),
+        ),
         "rotary-embedding-torch (interleaved)": lambda: (
-            lucid.rotate_queries_or_keys(q, offset=start), lucid.rotate_queries_or_keys(k, offset=start)),
+            lucid.rotate_queries_or_keys(q, offset=start),
+            lucid.rotate_queries_or_keys(k, offset=start),
+        ),
         "posenc rotate_qk (half)": lambda: half.rotate_qk(q, k, offset=start),
         "posenc rotate_qk (interleaved)": lambda: interleaved.rotate_qk(q, k, offset=start),
         "posenc module, q then k (half)": lambda: (half(q, offset=start), half(k, offset=start)),
-        "posenc module, q then k (interleaved)": lambda: (
-            interleaved(q, offset=start), interleaved(k, offset=start)),
+        "posenc module, q then k (interleaved)": lambda: (interleaved(q, offset=start), interleaved(k, offset=start)),
         "posenc apply_rope (half, no cache)": lambda: (pe.apply_rope(q, offset=start), pe.apply_rope(k, offset=start)),
         "posenc formula (half)": formula(lambda: half.rotate_qk(q, k, offset=start)),
         "posenc formula (interleaved)": formula(lambda: interleaved.rotate_qk(q, k, offset=start)),
@@ -300,21 +334,34 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
     }
 
     # equality before timing: every contender against a float64 reference in its own layout
-    reference = {layout: (pe.apply_rope(q.double(), offset=start, layout=layout),
-                          pe.apply_rope(k.double(), offset=start, layout=layout))
-                 for layout in ("half", "interleaved")}
+    reference = {
+        layout: (
+            pe.apply_rope(q.double(), offset=start, layout=layout),
+            pe.apply_rope(k.double(), offset=start, layout=layout),
+        )
+        for layout in ("half", "interleaved")
+    }
     outputs = {
         "HF apply_rotary_pos_emb (half)": ("half", apply_rotary_pos_emb(q, k, cos, sin)),
-        "torchtune (interleaved)": ("interleaved", tuple(
-            torchtune(x, input_pos=tt_positions).transpose(1, 2) for x in (q_bshd, k_bshd))),
-        "rotary-embedding-torch (interleaved)": ("interleaved", tuple(
-            lucid.rotate_queries_or_keys(x, offset=start) for x in (q, k))),
+        "torchtune (interleaved)": (
+            "interleaved",
+            tuple(torchtune(x, input_pos=tt_positions).transpose(1, 2) for x in (q_bshd, k_bshd)),
+        ),
+        "rotary-embedding-torch (interleaved)": (
+            "interleaved",
+            tuple(lucid.rotate_queries_or_keys(x, offset=start) for x in (q, k)),
+        ),
         "posenc rotate_qk (half)": ("half", half.rotate_qk(q, k, offset=start)),
         "posenc rotate_qk (interleaved)": ("interleaved", interleaved.rotate_qk(q, k, offset=start)),
         "posenc module, q then k (half)": ("half", (half(q, offset=start), half(k, offset=start))),
-        "posenc module, q then k (interleaved)": ("interleaved", (
-            interleaved(q, offset=start), interleaved(k, offset=start))),
-        "posenc apply_rope (half, no cache)": ("half", (pe.apply_rope(q, offset=start), pe.apply_rope(k, offset=start))),
+        "posenc module, q then k (interleaved)": (
+            "interleaved",
+            (interleaved(q, offset=start), interleaved(k, offset=start)),
+        ),
+        "posenc apply_rope (half, no cache)": (
+            "half",
+            (pe.apply_rope(q, offset=start), pe.apply_rope(k, offset=start)),
+        ),
         "posenc formula (half)": ("half", contenders["posenc formula (half)"]()),
         "posenc formula (interleaved)": ("interleaved", contenders["posenc formula (interleaved)"]()),
     }
@@ -324,7 +371,9 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
         errors[name] = max(max_error(q_out, reference[layout][0]), max_error(k_out, reference[layout][1]))
         # the peers compute angles p * theta in float32 (error up to ~1e-4 rad at p ~ 2000); posenc_lib in float64
         limit = 1e-5 if name.startswith("posenc") else 2e-3
-        require(errors[name] <= limit, f"{name}: max error {errors[name]:.2e} > {limit:g} against the float64 reference")
+        require(
+            errors[name] <= limit, f"{name}: max error {errors[name]:.2e} > {limit:g} against the float64 reference"
+        )
     del outputs
 
     samples = time_interleaved(contenders, rounds)
@@ -332,11 +381,15 @@ def rope_section(shape: tuple[int, int, int, int], start: int, rounds: int) -> S
     where = "positions 0 .. " + str(s - 1) if start == 0 else f"one decoding step at position {start}"
     return Section(
         title=f"RoPE on q and k, float32, (b, h, s, d) = {shape}, {where}",
-        rows=rows, references=["floor: clone q and k", "HF apply_rotary_pos_emb (half)"], rounds=rounds,
-        notes=["middle half: the 25th to 75th percentile of the samples. error: largest absolute difference from "
-               "posenc_lib's float64 computation in the contender's own layout (torchtune's (b, s, h, d) output "
-               "transposed back). ops: ATen operators one call dispatches, kernels (which run over data) + views "
-               "(which only relabel memory), counted with a TorchDispatchMode; each costs microseconds."],
+        rows=rows,
+        references=["floor: clone q and k", "HF apply_rotary_pos_emb (half)"],
+        rounds=rounds,
+        notes=[
+            "middle half: the 25th to 75th percentile of the samples. error: largest absolute difference from "
+            "posenc_lib's float64 computation in the contender's own layout (torchtune's (b, s, h, d) output "
+            "transposed back). ops: ATen operators one call dispatches, kernels (which run over data) + views "
+            "(which only relabel memory), counted with a TorchDispatchMode; each costs microseconds."
+        ],
     )
 
 
@@ -368,18 +421,24 @@ def sinusoidal_section(seq_len: int, d_model: int, dtype: torch.dtype, rounds: i
         loop_name: lambda: loop(loop_rows, d_model),
     }
     samples = time_interleaved(contenders, rounds)
-    rows = [Row(name, samples[name], errors.get(name), scale=seq_len / loop_rows if name == loop_name else 1.0)
-            for name in contenders]
+    rows = [
+        Row(name, samples[name], errors.get(name), scale=seq_len / loop_rows if name == loop_name else 1.0)
+        for name in contenders
+    ]
     dtype_name = str(dtype).removeprefix("torch.")
     return Section(
         title=f"Sinusoidal table, {seq_len} × {d_model}, {dtype_name}",
-        rows=rows, references=["floor: np.full", "posenc sinusoidal_encoding"], rounds=rounds,
-        notes=[f"error: largest absolute difference from the formula sin/cos(p·θ) in float64. 'posenc formula' is "
-               f"`sinusoidal_encoding` inside `posenc_lib.fast.disabled()`: angles p·θ in float64, one sin or cos "
-               f"per entry. The loop is `{loop.__module__}.{loop.__name__}` (always float64), timed on its first "
-               f"{loop_rows} rows and multiplied by {seq_len // loop_rows}. The floor fills a NumPy array: on the CPU "
-               f"the table lives in memory from NumPy's allocator, which asks Linux for huge pages (torch.full's fresh "
-               f"4 KiB pages cost a page fault each)."],
+        rows=rows,
+        references=["floor: np.full", "posenc sinusoidal_encoding"],
+        rounds=rounds,
+        notes=[
+            f"error: largest absolute difference from the formula sin/cos(p·θ) in float64. 'posenc formula' is "
+            f"`sinusoidal_encoding` inside `posenc_lib.fast.disabled()`: angles p·θ in float64, one sin or cos "
+            f"per entry. The loop is `{loop.__module__}.{loop.__name__}` (always float64), timed on its first "
+            f"{loop_rows} rows and multiplied by {seq_len // loop_rows}. The floor fills a NumPy array: on the CPU "
+            f"the table lives in memory from NumPy's allocator, which asks Linux for huge pages (torch.full's fresh "
+            f"4 KiB pages cost a page fault each)."
+        ],
     )
 
 
@@ -393,8 +452,10 @@ def sinusoidal_accuracy(d_model: int = 8, seq_len: int = 1_000_000) -> dict[str,
         angle = mpmath.mpf(p) * mpmath.mpf(theta[c // 2])
         return float(mpmath.sin(angle) if c % 2 == 0 else mpmath.cos(angle))
 
-    truth = {p: torch.tensor([[exact(p + i, c) for c in range(d_model)] for i in range(8)], dtype=torch.float64)
-             for p in bands}
+    truth = {
+        p: torch.tensor([[exact(p + i, c) for c in range(d_model)] for i in range(8)], dtype=torch.float64)
+        for p in bands
+    }
     tables = {
         "posenc formula, float64": formula(lambda: pe.sinusoidal_encoding(seq_len, d_model, dtype=torch.float64))(),
         "posenc formula, float32": formula(lambda: pe.sinusoidal_encoding(seq_len, d_model))(),
@@ -407,9 +468,13 @@ def sinusoidal_accuracy(d_model: int = 8, seq_len: int = 1_000_000) -> dict[str,
 
 def accuracy_markdown(accuracy: dict[str, Any]) -> str:
     bands = accuracy["positions"]
-    lines = [f"**Sinusoidal table: largest error against exact values** (mpmath, 30 digits; d = {accuracy['d_model']}, "
-             "8 rows from each position on, all columns)", "",
-             "| table | " + " | ".join(f"p = {p:,}" for p in bands) + " |", "|---|" + "---:|" * len(bands)]
+    lines = [
+        f"**Sinusoidal table: largest error against exact values** (mpmath, 30 digits; d = {accuracy['d_model']}, "
+        "8 rows from each position on, all columns)",
+        "",
+        "| table | " + " | ".join(f"p = {p:,}" for p in bands) + " |",
+        "|---|" + "---:|" * len(bands),
+    ]
     for name, errs in accuracy["errors"].items():
         lines.append(f"| {name} | " + " | ".join(f"{e:.0e}" for e in errs) + " |")
     return "\n".join(lines)
@@ -421,7 +486,8 @@ def alibi_compact_section(n_heads: int, k_len: int, rounds: int) -> Section:
     ours, theirs = pe.alibi_bias_compact(n_heads, k_len), build_mpt_alibi_tensor(n_heads, k_len)
     direct = formula(lambda: pe.alibi_bias_compact(n_heads, k_len))()
     require(ours.shape == theirs.shape == direct.shape == (n_heads, 1, k_len), f"shapes {ours.shape} vs {theirs.shape}")
-    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)  # same slopes and distances; float32 slopes may differ by an ulp
+    # same slopes and distances; float32 slopes may differ by an ulp
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)
     torch.testing.assert_close(direct, theirs, rtol=1e-6, atol=0)
     errors = {"posenc alibi_bias_compact": max_error(ours, theirs), "posenc formula": max_error(direct, theirs)}
     contenders = {
@@ -433,9 +499,12 @@ def alibi_compact_section(n_heads: int, k_len: int, rounds: int) -> Section:
     return Section(
         title=f"ALiBi, compact form (h, 1, s_k) = ({n_heads}, 1, {k_len}), float32",
         rows=[Row(name, samples[name], errors.get(name)) for name in contenders],
-        references=["HF build_mpt_alibi_tensor"], rounds=rounds,
-        notes=["error: largest absolute difference from HF's tensor. All are one row per head; the causal mask is "
-               "applied separately. 'posenc formula' computes the slopes and the product in float64 and rounds once."],
+        references=["HF build_mpt_alibi_tensor"],
+        rounds=rounds,
+        notes=[
+            "error: largest absolute difference from HF's tensor. All are one row per head; the causal mask is "
+            "applied separately. 'posenc formula' computes the slopes and the product in float64 and rounds once."
+        ],
     )
 
 
@@ -467,12 +536,15 @@ def alibi_full_section(n_heads: int, seq_len: int, rounds: int) -> Section:
     samples = time_interleaved(contenders, rounds)
     return Section(
         title=f"ALiBi, full causal bias (h, s_q, s_k) = ({n_heads}, {seq_len}, {seq_len}), float32 "
-              f"({n_heads * seq_len * seq_len * 4 / 2**30:.1f} GiB each)",
+        f"({n_heads * seq_len * seq_len * 4 / 2**30:.1f} GiB each)",
         rows=[Row(name, samples[name]) for name in contenders],
-        references=["floor: torch.full", "HF rows + causal mask (torch.where)"], rounds=rounds,
-        notes=[f"Checked before timing: same -inf pattern, and on every 61st query row the two biases differ by a "
-               f"constant along the row (largest deviation {spread:.1e}), which softmax ignores. The formula (float64, "
-               f"several full-size temporaries) is not timed at this size."],
+        references=["floor: torch.full", "HF rows + causal mask (torch.where)"],
+        rounds=rounds,
+        notes=[
+            f"Checked before timing: same -inf pattern, and on every 61st query row the two biases differ by a "
+            f"constant along the row (largest deviation {spread:.1e}), which softmax ignores. The formula (float64, "
+            f"several full-size temporaries) is not timed at this size."
+        ],
     )
 
 
@@ -487,28 +559,50 @@ def targets_for(sections: dict[str, Section]) -> list[Target]:
         shape = section.title.split("= ")[1].split(")")[0] + ")"
         for layout in ("half", "interleaved"):
             ours = section.row(f"posenc rotate_qk ({layout})").median
-            for peer, limit in (("HF apply_rotary_pos_emb (half)", 0.8),
-                                ("torchtune (interleaved)", 1.0),
-                                ("rotary-embedding-torch (interleaved)", 1.0),
-                                ("floor: clone q and k", 2.0)):
+            for peer, limit in (
+                ("HF apply_rotary_pos_emb (half)", 0.8),
+                ("torchtune (interleaved)", 1.0),
+                ("rotary-embedding-torch (interleaved)", 1.0),
+                ("floor: clone q and k", 2.0),
+            ):
                 short = peer.split(" (")[0].replace("floor: clone q and k", "clone floor")
-                targets.append(Target(f"RoPE {shape}, posenc_lib {layout} / {short}",
-                                      ours / section.row(peer).median, limit, "at most"))
+                targets.append(
+                    Target(
+                        f"RoPE {shape}, posenc_lib {layout} / {short}",
+                        ours / section.row(peer).median,
+                        limit,
+                        "at most",
+                    )
+                )
     for key in ("sin64", "sin32"):
         section = sections[key]
         ours = section.row("posenc sinusoidal_encoding").median
         loop = next(r for r in section.rows if r.name.startswith("Python loop")).median
         dtype = section.title.rsplit(", ", 1)[1]
         targets.append(Target(f"sinusoidal {dtype}: speed-up over the Python loop", loop / ours, 50.0, "at least"))
-        targets.append(Target(f"sinusoidal {dtype}: posenc_lib / floor", ours / section.row("floor: np.full").median, 3.0, "at most"))
+        targets.append(
+            Target(
+                f"sinusoidal {dtype}: posenc_lib / floor", ours / section.row("floor: np.full").median, 3.0, "at most"
+            )
+        )
     section = sections["alibi_compact"]
-    targets.append(Target("ALiBi compact (32, 1, 4096): posenc_lib / HF",
-                          section.row("posenc alibi_bias_compact").median
-                          / section.row("HF build_mpt_alibi_tensor").median, 1.0, "at most"))
+    targets.append(
+        Target(
+            "ALiBi compact (32, 1, 4096): posenc_lib / HF",
+            section.row("posenc alibi_bias_compact").median / section.row("HF build_mpt_alibi_tensor").median,
+            1.0,
+            "at most",
+        )
+    )
     section = sections["alibi_full"]
-    targets.append(Target("ALiBi full causal: posenc_lib / HF rows broadcast + mask",
-                          section.row("posenc alibi_bias").median
-                          / section.row("HF rows + causal mask (torch.where)").median, 1.0, "at most"))
+    targets.append(
+        Target(
+            "ALiBi full causal: posenc_lib / HF rows broadcast + mask",
+            section.row("posenc alibi_bias").median / section.row("HF rows + causal mask (torch.where)").median,
+            1.0,
+            "at most",
+        )
+    )
     return targets
 
 
@@ -546,8 +640,9 @@ def machine() -> dict[str, Any]:
     }
 
 
-def report_markdown(info: dict[str, Any], sections: list[Section], targets: list[Target],
-                    accuracy: dict[str, Any]) -> str:
+def report_markdown(
+    info: dict[str, Any], sections: list[Section], targets: list[Target], accuracy: dict[str, Any]
+) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     lines = [
         f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs (torch uses {info['torch_threads']} threads), "
@@ -566,10 +661,17 @@ def report_markdown(info: dict[str, Any], sections: list[Section], targets: list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="few rounds, to check that everything runs")
-    parser.add_argument("--out-dir", type=pathlib.Path, default=None,
-                        help="where to write bench.json and bench.md (default: book/data, or nowhere with --quick)")
-    parser.add_argument("--render", action="store_true",
-                        help="time nothing: rewrite bench.md from the bench.json of an earlier run (after a format change)")
+    parser.add_argument(
+        "--out-dir",
+        type=pathlib.Path,
+        default=None,
+        help="where to write bench.json and bench.md (default: book/data, or nowhere with --quick)",
+    )
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="time nothing: rewrite bench.md from the bench.json of an earlier run (after a format change)",
+    )
     args = parser.parse_args(argv)
     out_dir = args.out_dir or (None if args.quick else ROOT / "book" / "data")
     if args.render:
@@ -578,8 +680,10 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
 
     info = machine()
-    print(f"{info['cpu']}, {info['logical_cpus']} CPUs, torch {info['versions']['torch']}, load {info['load_average_at_start']}",
-          flush=True)
+    print(
+        f"{info['cpu']}, {info['logical_cpus']} CPUs, torch {info['versions']['torch']}, load {info['load_average_at_start']}",
+        flush=True,
+    )
     sections: dict[str, Section] = {}
     with torch.no_grad():
         steps = [
@@ -607,12 +711,30 @@ def main(argv: list[str] | None = None) -> int:
         payload = {
             "command": "make bench  (python bench/bench.py)",
             "machine": info,
-            "sections": [{"key": key, "title": s.title, "rounds": s.rounds, "references": s.references, "notes": s.notes,
-                          "rows": [{"name": r.name, "median_s": r.median, "quartiles_s": list(r.quartiles),
-                                    "max_abs_error": r.error, "ops": r.ops} for r in s.rows]}
-                         for key, s in sections.items()],
+            "sections": [
+                {
+                    "key": key,
+                    "title": s.title,
+                    "rounds": s.rounds,
+                    "references": s.references,
+                    "notes": s.notes,
+                    "rows": [
+                        {
+                            "name": r.name,
+                            "median_s": r.median,
+                            "quartiles_s": list(r.quartiles),
+                            "max_abs_error": r.error,
+                            "ops": r.ops,
+                        }
+                        for r in s.rows
+                    ],
+                }
+                for key, s in sections.items()
+            ],
             "sinusoidal_accuracy": accuracy,
-            "targets": [{"what": t.what, "ratio": t.ratio, "limit": t.limit, "kind": t.kind, "met": t.met} for t in targets],
+            "targets": [
+                {"what": t.what, "ratio": t.ratio, "limit": t.limit, "kind": t.kind, "met": t.met} for t in targets
+            ],
         }
         (out_dir / "bench.json").write_text(json.dumps(payload, indent=1) + "\n")
         print(f"\nwrote {out_dir / 'bench.md'} and {out_dir / 'bench.json'}")
@@ -624,9 +746,22 @@ def render(out_dir: pathlib.Path) -> int:
     payload = json.loads((out_dir / "bench.json").read_text())
     sections = {
         s["key"]: Section(
-            s["title"], [Row(r["name"], [], r["max_abs_error"], tuple(r["ops"]) if r["ops"] else None,
-                             median=r["median_s"], quartiles=tuple(r["quartiles_s"])) for r in s["rows"]],
-            s["references"], s["rounds"], s["notes"])
+            s["title"],
+            [
+                Row(
+                    r["name"],
+                    [],
+                    r["max_abs_error"],
+                    tuple(r["ops"]) if r["ops"] else None,
+                    median=r["median_s"],
+                    quartiles=tuple(r["quartiles_s"]),
+                )
+                for r in s["rows"]
+            ],
+            s["references"],
+            s["rounds"],
+            s["notes"],
+        )
         for s in payload["sections"]
     }
     targets = targets_for(sections)

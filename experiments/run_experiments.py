@@ -102,8 +102,15 @@ EXTENSION: dict[str, Any] = {
 }
 STORED_MODEL: dict[str, Any] = {"experiment": "language", "scheme": "rope", "seed": 0, "file": "rope_language_seed0.pt"}
 LIBRARY_FILES = (
-    "model.py", "training.py", "tasks.py", "attention.py", "alibi.py", "rope.py", "rope_scaling.py",
-    "learned.py", "sinusoidal.py",
+    "model.py",
+    "training.py",
+    "tasks.py",
+    "attention.py",
+    "alibi.py",
+    "rope.py",
+    "rope_scaling.py",
+    "learned.py",
+    "sinusoidal.py",
 )
 
 
@@ -132,7 +139,10 @@ def all_specs() -> list[dict]:
     specs = [{"experiment": "order", "scheme": s, "seed": seed} for s in SCHEMES for seed in ORDER_SEEDS]
     specs += [{"experiment": "learned_init", "scheme": "learned", "seed": seed} for seed in ORDER_SEEDS]
     specs += [
-        {"experiment": task, "scheme": s, "seed": seed} for task in DECODER_TASKS for s in SCHEMES for seed in DECODER_SEEDS
+        {"experiment": task, "scheme": s, "seed": seed}
+        for task in DECODER_TASKS
+        for s in SCHEMES
+        for seed in DECODER_SEEDS
     ]
     specs += [{"experiment": "alibi_long", "scheme": "alibi", "seed": seed} for seed in DECODER_SEEDS]
     specs += [
@@ -159,8 +169,9 @@ def _block_means(history: list[dict], key: str, block: int) -> list[float | None
     return _rounded([sum(values[i : i + block]) / len(values[i : i + block]) for i in range(0, len(values), block)])
 
 
-def _train(model, next_batch, *, steps: int, seed: int, lr: float, progress: bool, desc: str,
-           first_steps: int | None = None) -> list[dict]:
+def _train(
+    model, next_batch, *, steps: int, seed: int, lr: float, progress: bool, desc: str, first_steps: int | None = None
+) -> list[dict]:
     """``training.train`` with a warm-up of 5% of ``steps``, stated here rather than left to the default.
 
     With ``first_steps`` (at most the warm-up) only the first steps of that
@@ -193,13 +204,20 @@ def _order_run(
                 max_len=c["seq_len"], d_model=MODEL["d_model"], init_std=learned_init_std
             )
     history = _train(
-        model, lambda g: tasks.order_batch(c["batch_size"], c["seq_len"], c["vocab_size"], generator=g),
-        steps=c["steps"], seed=seed, lr=c["lr"], progress=progress, desc=f"order {scheme} seed {seed}",
+        model,
+        lambda g: tasks.order_batch(c["batch_size"], c["seq_len"], c["vocab_size"], generator=g),
+        steps=c["steps"],
+        seed=seed,
+        lr=c["lr"],
+        progress=progress,
+        desc=f"order {scheme} seed {seed}",
         first_steps=first_steps,
     )
     if first_steps is not None:
         return {"train_loss": _rounded([h["loss"] for h in history])}
-    eval_tokens, eval_labels = tasks.order_eval_set(c["eval_groups"], c["seq_len"], c["vocab_size"], seed=c["eval_seed"])
+    eval_tokens, eval_labels = tasks.order_eval_set(
+        c["eval_groups"], c["seq_len"], c["vocab_size"], seed=c["eval_seed"]
+    )
     logits = training.predict(model, eval_tokens)  # (4n, 2)
     return {
         "n_params": count_parameters(model),
@@ -232,7 +250,9 @@ def _group_diagnostics(logits: torch.Tensor, labels: torch.Tensor) -> dict:
 # --- experiments 2 and 3: the decoder -----------------------------------------------------------
 
 
-def decoder_batch(task: str, batch_size: int, seq_len: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def decoder_batch(
+    task: str, batch_size: int, seq_len: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A batch of one of the decoder tasks, tokens and targets ``(b, s)``; position 0 is the BOS token."""
     t = DECODER_TASKS[task]
     if task == "language":
@@ -308,8 +328,15 @@ def alibi_slope_scale(scale: float):
         model_module.alibi_bias = original
 
 
-def _extension(model: TinyTransformer, task: str, seed: int, tokens: torch.Tensor, targets: torch.Tensor,
-               plain_hits: torch.Tensor, fine_tuned: tuple[str, ...]) -> dict:
+def _extension(
+    model: TinyTransformer,
+    task: str,
+    seed: int,
+    tokens: torch.Tensor,
+    targets: torch.Tensor,
+    plain_hits: torch.Tensor,
+    fine_tuned: tuple[str, ...],
+) -> dict:
     """Context extension of a trained RoPE decoder: each method at each factor, then fine-tuned at one factor."""
     train_len, e = DECODER["train_len"], EXTENSION
     no_fine_tune: dict = {method: {} for method in e["methods"]}
@@ -329,8 +356,15 @@ def _extension(model: TinyTransformer, task: str, seed: int, tokens: torch.Tenso
     fine_tune = {}
     for method in fine_tuned:
         tuned = extension.fine_tune(
-            model, method, ft["factor"], train_len, lambda b, s, g: decoder_batch(task, b, s, g),
-            steps=ft["steps"], batch_size=ft["batch_size"], lr=ft["lr"], seed=ft["seed_offset"] + seed,
+            model,
+            method,
+            ft["factor"],
+            train_len,
+            lambda b, s, g: decoder_batch(task, b, s, g),
+            steps=ft["steps"],
+            batch_size=ft["batch_size"],
+            lr=ft["lr"],
+            seed=ft["seed_offset"] + seed,
         )
         seq_len = ft["factor"] * train_len
         fine_tune[method] = summarize(extension.correct_by_position(tuned, tokens[:, :seq_len], targets[:, :seq_len]))
@@ -354,13 +388,23 @@ def _decoder_run(
     steps = ALIBI["long_steps"] if experiment == "alibi_long" else c["steps"]
     # token ids: vocab_size content tokens and the BOS token; predictions: content tokens only
     config = TransformerConfig(
-        vocab_size=t["vocab_size"] + 1, n_outputs=t["vocab_size"], scheme=scheme, causal=True, max_len=train_len, **MODEL
+        vocab_size=t["vocab_size"] + 1,
+        n_outputs=t["vocab_size"],
+        scheme=scheme,
+        causal=True,
+        max_len=train_len,
+        **MODEL,
     )
     model = build_model(config, seed=seed)
     with alibi_slope_scale(slope_scale) if slope_scale is not None else contextlib.nullcontext():
         history = _train(
-            model, lambda g: decoder_batch(task, c["batch_size"], train_len, g),
-            steps=steps, seed=seed, lr=c["lr"], progress=progress, desc=f"{experiment} {scheme} seed {seed}",
+            model,
+            lambda g: decoder_batch(task, c["batch_size"], train_len, g),
+            steps=steps,
+            seed=seed,
+            lr=c["lr"],
+            progress=progress,
+            desc=f"{experiment} {scheme} seed {seed}",
             first_steps=first_steps,
         )
         first_losses = _rounded([h["loss"] for h in history[:FIRST_LOSSES]])
@@ -395,8 +439,14 @@ def _decoder_run(
     return result
 
 
-def run_spec(spec: dict, *, progress: bool = False, fine_tuned: tuple[str, ...] | None = None,
-             keep_model: bool = False, first_steps: int | None = None) -> dict:
+def run_spec(
+    spec: dict,
+    *,
+    progress: bool = False,
+    fine_tuned: tuple[str, ...] | None = None,
+    keep_model: bool = False,
+    first_steps: int | None = None,
+) -> dict:
     """Train and evaluate one run, single-threaded; returns the spec, the metrics and the timing.
 
     For the tests: ``fine_tuned`` restricts the fine-tuned extension methods of a
@@ -415,11 +465,19 @@ def run_spec(spec: dict, *, progress: bool = False, fine_tuned: tuple[str, ...] 
             )
         else:
             metrics = _decoder_run(
-                spec["experiment"], spec["scheme"], spec["seed"], progress,
-                slope_scale=spec.get("slope_scale"), fine_tuned=fine_tuned, keep_model=keep_model,
+                spec["experiment"],
+                spec["scheme"],
+                spec["seed"],
+                progress,
+                slope_scale=spec.get("slope_scale"),
+                fine_tuned=fine_tuned,
+                keep_model=keep_model,
                 first_steps=first_steps,
             )
-        timing = {"wall_seconds": round(time.perf_counter() - wall, 2), "cpu_seconds": round(time.process_time() - cpu, 2)}
+        timing = {
+            "wall_seconds": round(time.perf_counter() - wall, 2),
+            "cpu_seconds": round(time.process_time() - cpu, 2),
+        }
     finally:
         torch.set_num_threads(threads)
     return {**spec, **metrics, **timing}

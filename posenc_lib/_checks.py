@@ -24,8 +24,14 @@ MAX_EXACT_POSITION = 2**53
 
 def _as_integer(name: str, value: object, expected: str) -> int:
     """``value`` as an ``int``: Python/NumPy integers and 0-d integer tensors; ``bool`` is refused."""
-    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point() \
-            and not value.is_complex() and value.dtype != torch.bool and value.device.type != "meta":
+    if (
+        isinstance(value, torch.Tensor)
+        and value.dim() == 0
+        and not value.is_floating_point()
+        and not value.is_complex()
+        and value.dtype != torch.bool
+        and value.device.type != "meta"
+    ):
         return int(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be {expected}, got {value!r} of type {type(value).__name__}")
@@ -58,15 +64,22 @@ def check_offset(value: object, seq_len: int = 0, name: str = "offset") -> int:
     if value < 0:
         raise ValueError(f"{name} must be >= 0 (the position of the first token), got {value}")
     if value + seq_len > MAX_EXACT_POSITION:
-        raise ValueError(f"{name} + seq_len must be at most 2**53 (larger positions are not exact in float64), "
-                         f"got {value} + {seq_len}")
+        raise ValueError(
+            f"{name} + seq_len must be at most 2**53 (larger positions are not exact in float64), "
+            f"got {value} + {seq_len}"
+        )
     return value
 
 
 def check_real(name: str, value: object) -> float:
     """Return ``value`` as a finite ``float`` (Python/NumPy numbers, 0-d real tensors), else raise."""
-    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_complex() \
-            and value.dtype != torch.bool and value.device.type != "meta":
+    if (
+        isinstance(value, torch.Tensor)
+        and value.dim() == 0
+        and not value.is_complex()
+        and value.dtype != torch.bool
+        and value.device.type != "meta"
+    ):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
@@ -78,8 +91,13 @@ def check_real(name: str, value: object) -> float:
 
 def check_positive_float(name: str, value: object) -> float:
     """Return ``value`` as a ``float`` if it is a finite number > 0 (0-d real tensors too), else raise."""
-    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_complex() \
-            and value.dtype != torch.bool and value.device.type != "meta":
+    if (
+        isinstance(value, torch.Tensor)
+        and value.dim() == 0
+        and not value.is_complex()
+        and value.dtype != torch.bool
+        and value.device.type != "meta"
+    ):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive number, got {value!r} of type {type(value).__name__}")
@@ -144,8 +162,10 @@ def check_device(value: object, name: str = "device") -> torch.device:
 def check_same_device(name: str, value: torch.Tensor, device: torch.device, owner: str) -> None:
     """Raise ``ValueError`` unless ``value`` lives on ``device`` (where ``owner``'s tables are)."""
     if value.device != device:
-        raise ValueError(f"{name} is on {value.device} but this {owner}'s tables are on {device}: "
-                         f"move one of them (module.to({str(value.device)!r}) moves the tables)")
+        raise ValueError(
+            f"{name} is on {value.device} but this {owner}'s tables are on {device}: "
+            f"move one of them (module.to({str(value.device)!r}) moves the tables)"
+        )
 
 
 def all_finite(value: torch.Tensor) -> bool:
@@ -159,12 +179,19 @@ def check_positions(positions: object, seq_len: int | None = None, name: str = "
     An int is refused with a pointer to ``offset=``: in this library ``positions`` is always a
     tensor of token positions, and consecutive positions are given by their first one, ``offset``.
     """
-    if isinstance(positions, numbers.Number) and not isinstance(positions, bool) or (
-            isinstance(positions, torch.Tensor) and positions.dim() == 0):
-        start = positions.item() if isinstance(positions, torch.Tensor) and positions.device.type != "meta" else positions
+    if (
+        isinstance(positions, numbers.Number)
+        and not isinstance(positions, bool)
+        or (isinstance(positions, torch.Tensor) and positions.dim() == 0)
+    ):
+        start = (
+            positions.item() if isinstance(positions, torch.Tensor) and positions.device.type != "meta" else positions
+        )
         hint = f"offset={start}" if isinstance(start, numbers.Integral) else "offset=p"
-        raise TypeError(f"{name} must be a 1-D tensor of positions (s,), got the number {start!r}; "
-                        f"for consecutive positions starting there use {hint} (or torch.arange)")
+        raise TypeError(
+            f"{name} must be a 1-D tensor of positions (s,), got the number {start!r}; "
+            f"for consecutive positions starting there use {hint} (or torch.arange)"
+        )
     if not isinstance(positions, torch.Tensor):
         raise TypeError(f"{name} must be a 1-D torch.Tensor of positions (s,), got {type(positions).__name__}")
     if positions.is_complex() or positions.dtype == torch.bool:
@@ -175,12 +202,15 @@ def check_positions(positions: object, seq_len: int | None = None, name: str = "
     if positions.device.type != "meta" and positions.numel():
         largest = positions.abs().max()
         if not bool(torch.isfinite(largest)) or float(largest) > MAX_EXACT_POSITION:
-            raise ValueError(f"{name} must be finite and at most 2**53 in size, got a largest |position| of {float(largest)}")
+            raise ValueError(
+                f"{name} must be finite and at most 2**53 in size, got a largest |position| of {float(largest)}"
+            )
     return positions
 
 
-def check_frequencies(frequencies: object, *, name: str = "frequencies", size: int | None = None,
-                      positive: bool = False) -> torch.Tensor:
+def check_frequencies(
+    frequencies: object, *, name: str = "frequencies", size: int | None = None, positive: bool = False
+) -> torch.Tensor:
     """Return a 1-D floating tensor of finite frequencies (``> 0`` when ``positive``) as float64."""
     frequencies = check_tensor(name, frequencies)
     if frequencies.dim() != 1:
@@ -191,10 +221,12 @@ def check_frequencies(frequencies: object, *, name: str = "frequencies", size: i
         raise ValueError(f"{name} must have shape (head_dim/2,) = ({size},), got {tuple(frequencies.shape)}")
     frequencies = frequencies.detach().to(torch.float64)
     expected = "finite and > 0" if positive else "finite"
-    if not all_finite(frequencies) or (positive and frequencies.device.type != "meta"
-                                       and not bool((frequencies > 0).all())):
-        raise ValueError(f"{name} must be {expected}, got {frequencies[:8].tolist()}"
-                         f"{' ...' if frequencies.shape[0] > 8 else ''}")
+    if not all_finite(frequencies) or (
+        positive and frequencies.device.type != "meta" and not bool((frequencies > 0).all())
+    ):
+        raise ValueError(
+            f"{name} must be {expected}, got {frequencies[:8].tolist()}{' ...' if frequencies.shape[0] > 8 else ''}"
+        )
     return frequencies
 
 
@@ -227,8 +259,9 @@ def check_fits(arguments: str, shape: tuple[int, ...], dtype: torch.dtype, devic
     limit = device_memory(device)
     if elements >= 2**62 or (limit is not None and nbytes > limit):
         where = "" if limit is None else f", more than the {limit:,} bytes ({_bytes_text(limit)}) of memory on {device}"
-        raise ValueError(f"{arguments} ask for a {tuple(shape)} {dtype} tensor of {nbytes:,} bytes "
-                         f"({_bytes_text(nbytes)}){where}")
+        raise ValueError(
+            f"{arguments} ask for a {tuple(shape)} {dtype} tensor of {nbytes:,} bytes ({_bytes_text(nbytes)}){where}"
+        )
 
 
 # --- model-side checks (attention, model, learned table, tasks, training) ---------------------

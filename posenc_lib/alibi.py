@@ -71,8 +71,10 @@ def alibi_bias(
     causal = check_bool("causal", causal)
     dtype, device = check_dtype(dtype), check_device(device)
     if causal and k_len < q_len:
-        raise ValueError(f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), "
-                         f"got q_len={q_len}, k_len={k_len}")
+        raise ValueError(
+            f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), "
+            f"got q_len={q_len}, k_len={k_len}"
+        )
     check_fits(f"n_heads={n_heads}, q_len={q_len} and k_len={k_len}", (n_heads, q_len, k_len), dtype, device)
     if (out := fast.alibi_bias(n_heads, q_len, k_len, causal, dtype, device)) is not None:  # same numbers, one pass
         return out

@@ -74,7 +74,9 @@ def _check_inputs(q, k, v, bias, causal, window) -> tuple:
         tensors["bias"] = bias
     devices = {name: t.device for name, t in tensors.items()}
     if len(set(devices.values())) > 1:
-        raise ValueError(f"q, k, v and bias must be on one device, got {', '.join(f'{n}: {d}' for n, d in devices.items())}")
+        raise ValueError(
+            f"q, k, v and bias must be on one device, got {', '.join(f'{n}: {d}' for n, d in devices.items())}"
+        )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension d, got {tuple(q.shape)} and {tuple(k.shape)}")
     if k.shape[-2] != v.shape[-2]:

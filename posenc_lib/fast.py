@@ -129,7 +129,9 @@ def _empty_table(seq_len: int, d_model: int, dtype: torch.dtype, device: torch.d
     about three times as long as writing the huge pages NumPy gets.
     """
     if device.type == "cpu":
-        return torch.from_numpy(np.empty((seq_len, d_model), dtype=np.float64 if dtype == torch.float64 else np.float32))
+        return torch.from_numpy(
+            np.empty((seq_len, d_model), dtype=np.float64 if dtype == torch.float64 else np.float32)
+        )
     return torch.empty(seq_len, d_model, dtype=dtype, device=device)
 
 
@@ -270,15 +272,23 @@ def rotary(module, x: torch.Tensor, offset: int) -> torch.Tensor | None:
 def rotary_qk(module, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor] | None:
     """``RotaryEmbedding.rotate_qk`` for consecutive positions: one lookup for both; ``None`` if no fast path applies."""
     stop = offset + q.shape[-2]
-    if (not _enabled or q.dtype != torch.float32 or k.dtype != torch.float32 or stop > module.max_len
-            or torch.is_grad_enabled() and (q.requires_grad or k.requires_grad)):
+    if (
+        not _enabled
+        or q.dtype != torch.float32
+        or k.dtype != torch.float32
+        or stop > module.max_len
+        or torch.is_grad_enabled()
+        and (q.requires_grad or k.requires_grad)
+    ):
         return None
     if module.layout == "half" and _few_calls(q) and _few_calls(k):  # one decoding step: count the calls
         buffers = module._buffers  # read directly: nn.Module.__getattr__ costs about a microsecond per table
         cos_full, sin_signed = buffers["cos_full_cached"][offset:stop], buffers["sin_signed_cached"][offset:stop]
         half = q.shape[-1] // 2  # x * [cos | cos] + roll(x, d/2) * [-sin | sin], three calls per tensor
-        return (torch.addcmul(q * cos_full, q.roll(half, dims=-1), sin_signed),
-                torch.addcmul(k * cos_full, k.roll(half, dims=-1), sin_signed))
+        return (
+            torch.addcmul(q * cos_full, q.roll(half, dims=-1), sin_signed),
+            torch.addcmul(k * cos_full, k.roll(half, dims=-1), sin_signed),
+        )
     rows = _cached_rows(module, None, offset, stop)  # sliced once, used for both
     return _rotate_cached(q, module.layout, rows), _rotate_cached(k, module.layout, rows)
 
@@ -287,7 +297,9 @@ def _few_calls(x: torch.Tensor) -> bool:
     return x.numel() <= _FEW_CALLS_NUMEL and x.is_contiguous()
 
 
-def _cached_rows(module, x: torch.Tensor | None, start: int, stop: int) -> tuple[str, torch.Tensor, torch.Tensor | None]:
+def _cached_rows(
+    module, x: torch.Tensor | None, start: int, stop: int
+) -> tuple[str, torch.Tensor, torch.Tensor | None]:
     """The cached rows ``start .. stop - 1`` the path for ``x`` needs (``x=None``: the half-size cos/sin).
 
     Read from the module's ``_buffers`` directly: ``nn.Module.__getattr__`` costs about a

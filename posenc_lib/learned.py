@@ -41,8 +41,12 @@ class LearnedPositionalEmbedding(nn.Module):
         self.d_model = check_positive_int("d_model", d_model)
         self.max_len = check_positive_int("max_len", max_len)
         self.init_std = check_nonnegative_float("init_std", init_std)
-        check_fits(f"d_model={self.d_model} and max_len={self.max_len}", (self.max_len, self.d_model), torch.float32,
-                   check_device(None))
+        check_fits(
+            f"d_model={self.d_model} and max_len={self.max_len}",
+            (self.max_len, self.d_model),
+            torch.float32,
+            check_device(None),
+        )
         self.embedding = nn.Embedding(self.max_len, self.d_model)
         nn.init.normal_(self.embedding.weight, std=self.init_std)
 
@@ -87,7 +91,9 @@ def cosine_similarity_matrix(table: torch.Tensor | np.ndarray) -> torch.Tensor:
         table = torch.from_numpy(table)
     table = check_tensor("table", table, min_dim=2)
     if table.dim() != 2 or not table.is_floating_point():
-        raise ValueError(f"table must be a 2-D floating-point (s, d) array, got shape {tuple(table.shape)}, dtype {table.dtype}")
+        raise ValueError(
+            f"table must be a 2-D floating-point (s, d) array, got shape {tuple(table.shape)}, dtype {table.dtype}"
+        )
     rows = table.detach().float()
     norms = rows.norm(dim=-1, keepdim=True)  # (s, 1)
     if rows.device.type != "meta" and bool(torch.any(norms == 0)):
@@ -156,7 +162,9 @@ def position_targets(
     n_classes = check_positive_int("n_classes", n_classes)
     target_width = check_nonnegative_float("target_width", target_width)
     if n_classes < train_len:
-        raise ValueError(f"n_classes must be >= train_len (every true position needs a class), got {n_classes} < {train_len}")
+        raise ValueError(
+            f"n_classes must be >= train_len (every true position needs a class), got {n_classes} < {train_len}"
+        )
     true = torch.arange(train_len, dtype=torch.float32, device=device).unsqueeze(1)  # (train_len, 1)
     classes = torch.arange(n_classes, dtype=torch.float32, device=device).unsqueeze(0)  # (1, n_classes)
     if 2 * target_width**2 < torch.finfo(torch.float32).tiny:  # 0, or so narrow that the Gaussian is one-hot

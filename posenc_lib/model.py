@@ -103,7 +103,9 @@ class TransformerConfig:
         if self.n_outputs is not None:
             object.__setattr__(self, "n_outputs", check_positive_int("n_outputs", self.n_outputs))
         if self.d_model % self.n_heads:
-            raise ValueError(f"d_model must be divisible by n_heads, got d_model={self.d_model}, n_heads={self.n_heads}")
+            raise ValueError(
+                f"d_model must be divisible by n_heads, got d_model={self.d_model}, n_heads={self.n_heads}"
+            )
         if (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"head_dim = d_model / n_heads must be even (RoPE rotates pairs), got {self.d_model // self.n_heads}"
@@ -241,8 +243,10 @@ def _check_sizes(config: TransformerConfig) -> None:
     d, d_ff = config.d_model, config.d_ff
     per_block = 4 * d * d + 2 * d * d_ff + d_ff + 9 * d  # projections, MLP, two LayerNorms (biases included)
     total = (config.vocab_size + config.max_len + config.outputs + 2) * d + config.outputs + config.n_layers * per_block
-    sizes = (f"vocab_size={config.vocab_size}, d_model={d}, n_layers={config.n_layers}, d_ff={d_ff}, "
-             f"max_len={config.max_len} and n_outputs={config.outputs}")
+    sizes = (
+        f"vocab_size={config.vocab_size}, d_model={d}, n_layers={config.n_layers}, d_ff={d_ff}, "
+        f"max_len={config.max_len} and n_outputs={config.outputs}"
+    )
     check_fits(sizes, (total,), torch.float32, check_device(None))
 
 
@@ -299,7 +303,9 @@ class TinyTransformer(nn.Module):
             raise ValueError(f"tokens must hold at least one position, got shape {tuple(tokens.shape)}")
         device = self.token_embedding.weight.device
         if tokens.device != device:
-            raise ValueError(f"tokens are on {tokens.device} but the model is on {device}: move them with tokens.to({str(device)!r})")
+            raise ValueError(
+                f"tokens are on {tokens.device} but the model is on {device}: move them with tokens.to({str(device)!r})"
+            )
         if tokens.numel() and tokens.device.type != "meta":
             low, high = int(tokens.min()), int(tokens.max())
             if low < 0 or high >= self.config.vocab_size:
@@ -309,12 +315,16 @@ class TinyTransformer(nn.Module):
                 )
         return tokens
 
-    def _check_position_args(self, offset: object, window: object, clamp_positions: object) -> tuple[int, int | None, bool]:
+    def _check_position_args(
+        self, offset: object, window: object, clamp_positions: object
+    ) -> tuple[int, int | None, bool]:
         offset = check_offset(offset)
         if window is not None:
             window = check_positive_int("window", window)
             if not self.config.causal:
-                raise ValueError("window (sliding-window attention) applies to the causal decoder only; this model has causal=False")
+                raise ValueError(
+                    "window (sliding-window attention) applies to the causal decoder only; this model has causal=False"
+                )
         clamp_positions = check_bool("clamp_positions", clamp_positions)
         if clamp_positions and self.config.scheme != "learned":
             raise ValueError(f"clamp_positions only applies to scheme='learned', got scheme={self.config.scheme!r}")
@@ -336,13 +346,15 @@ class TinyTransformer(nn.Module):
             positions = torch.arange(offset, offset + s, device=x.device).clamp(max=self.position.max_len - 1)  # (s,)
             return x + self.position.weight[positions].to(x.dtype)  # (b, s, d) + (s, d)
         if self.position is not None:
-            return self.position(x, offset=offset)  # (b, s, d) + (s, d); sinusoidal computes rows past its table, learned raises
+            # (b, s, d) + (s, d); sinusoidal computes rows past its table, learned raises
+            return self.position(x, offset=offset)
         return x
 
     def _alibi(self, s: int, x: torch.Tensor) -> torch.Tensor | None:
         if self.config.scheme != "alibi":
             return None
-        return alibi_bias(self.config.n_heads, s, causal=self.config.causal, dtype=x.dtype, device=x.device)  # (n_h, s, s)
+        # (n_h, s, s)
+        return alibi_bias(self.config.n_heads, s, causal=self.config.causal, dtype=x.dtype, device=x.device)
 
     # --- running -------------------------------------------------------------------------------
 

@@ -77,7 +77,9 @@ def use_course_style(figure_format: str | None = None) -> None:
     # without its creation date is the same from run to run
     metadata = {"Date": None} if chosen == "svg" else {}
     shell.run_line_magic("config", f"InlineBackend.figure_formats = [{chosen!r}]")
-    shell.run_line_magic("config", f"InlineBackend.print_figure_kwargs = {{'bbox_inches': 'tight', 'metadata': {metadata!r}}}")
+    shell.run_line_magic(
+        "config", f"InlineBackend.print_figure_kwargs = {{'bbox_inches': 'tight', 'metadata': {metadata!r}}}"
+    )
 
 
 def panels(
@@ -101,7 +103,9 @@ def panels(
         raise ValueError(f"width must be in (0, {COLUMN_WIDTH}] inches (the column), got {width}")
     if height <= 0:
         raise ValueError(f"height must be positive (inches), got {height}")
-    fig, axes = plt.subplots(int(n), 1, figsize=(width, height * n), sharex=sharex, sharey=sharey, squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        int(n), 1, figsize=(width, height * n), sharex=sharex, sharey=sharey, squeeze=False, layout="constrained"
+    )
     return fig, list(axes[:, 0])
 
 
@@ -352,7 +356,14 @@ def trajectory_plot(
         if label_points:
             for index, (x, y) in enumerate(points):
                 text = str(index) if point_labels is None else str(point_labels[index])
-                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=MIN_FONT_PT, color=line.get_color())
+                ax.annotate(
+                    text,
+                    (x, y),
+                    textcoords="offset points",
+                    xytext=(4, 4),
+                    fontsize=MIN_FONT_PT,
+                    color=line.get_color(),
+                )
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title)
     ax.set_xlabel(xlabel)

@@ -101,9 +101,9 @@ def t5_relative_position_bucket(
     max_exact = num_buckets // 2
     # clamp so that log() never sees 0; these entries take the exact branch below anyway
     scaled = distance.clamp(min=max_exact).float() / max_exact
-    log_bucket = max_exact + (
-        torch.log(scaled) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
-    ).to(torch.long)
+    log_bucket = max_exact + (torch.log(scaled) / math.log(max_distance / max_exact) * (num_buckets - max_exact)).to(
+        torch.long
+    )
     log_bucket = log_bucket.clamp(max=num_buckets - 1)
     return bucket + torch.where(distance < max_exact, distance, log_bucket)
 

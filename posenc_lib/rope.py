@@ -72,8 +72,12 @@ def rope_angles(positions: torch.Tensor, frequencies: torch.Tensor) -> torch.Ten
     """
     positions = check_positions(positions)
     frequencies = check_frequencies(frequencies)
-    check_fits(f"positions of length {positions.shape[0]} and {frequencies.shape[0]} frequencies",
-               (positions.shape[0], frequencies.shape[0]), torch.float64, positions.device)
+    check_fits(
+        f"positions of length {positions.shape[0]} and {frequencies.shape[0]} frequencies",
+        (positions.shape[0], frequencies.shape[0]),
+        torch.float64,
+        positions.device,
+    )
     return torch.outer(positions.to(torch.float64), frequencies.to(positions.device))  # (s, d_h/2)
 
 
@@ -253,8 +257,12 @@ class RotaryEmbedding(FixedPrecisionTables):
         self.layout = check_choice("layout", layout, LAYOUTS)
         self.attention_factor = check_positive_float("attention_factor", attention_factor)
         device = check_device(device)
-        check_fits(f"max_len={max_len} and head_dim={head_dim} (cos/sin tables)", (max_len, 2 * head_dim),
-                   torch.float32, device)
+        check_fits(
+            f"max_len={max_len} and head_dim={head_dim} (cos/sin tables)",
+            (max_len, 2 * head_dim),
+            torch.float32,
+            device,
+        )
         self.standard_frequencies = frequencies is None
         self.register_buffer("frequencies", _resolve_frequencies(head_dim, base, frequencies, device), persistent=False)
         self.build_cache()
@@ -280,7 +288,12 @@ class RotaryEmbedding(FixedPrecisionTables):
         self.build_cache()
 
     def cos_sin(
-        self, seq_len: int, positions: torch.Tensor | None = None, *, offset: int = 0, dtype: torch.dtype = torch.float32
+        self,
+        seq_len: int,
+        positions: torch.Tensor | None = None,
+        *,
+        offset: int = 0,
+        dtype: torch.dtype = torch.float32,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin (times ``attention_factor``) for ``seq_len`` positions, each ``(s, d_h/2)``.
 
@@ -295,7 +308,9 @@ class RotaryEmbedding(FixedPrecisionTables):
         positions = _consecutive_or_given(positions, offset, seq_len, device)  # (s,)
         angles = rope_angles(positions, self.frequencies)  # (s, d_h/2), float64: only these rows
         precision = torch.float64 if dtype == torch.float64 else torch.float32
-        return (angles.cos() * self.attention_factor).to(precision), (angles.sin() * self.attention_factor).to(precision)
+        return (angles.cos() * self.attention_factor).to(precision), (angles.sin() * self.attention_factor).to(
+            precision
+        )
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None, *, offset: int = 0) -> torch.Tensor:
         x = self._check_input("x", x)
@@ -317,8 +332,9 @@ class RotaryEmbedding(FixedPrecisionTables):
         """
         q, k = self._check_input("q", q), self._check_input("k", k)
         if q.shape[-2] != k.shape[-2]:
-            raise ValueError(f"q and k must have the same sequence length s (shape[-2]), "
-                             f"got {tuple(q.shape)} and {tuple(k.shape)}")
+            raise ValueError(
+                f"q and k must have the same sequence length s (shape[-2]), got {tuple(q.shape)} and {tuple(k.shape)}"
+            )
         if positions is None and (out := fast.rotary_qk(self, q, k, check_offset(offset, q.shape[-2]))) is not None:
             return out  # one lookup, the fast-path tables
         precision = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
@@ -391,8 +407,9 @@ def rope_angle_gap(
     train_len = check_positive_int("train_len", train_len)
     head_dim = check_even_int("head_dim", head_dim)
     theta = _resolve_frequencies(head_dim, check_positive_float("base", base), frequencies, positions.device)
-    check_fits(f"train_len={train_len} and head_dim={head_dim}", (train_len, head_dim // 2), torch.float64,
-               positions.device)
+    check_fits(
+        f"train_len={train_len} and head_dim={head_dim}", (train_len, head_dim // 2), torch.float64, positions.device
+    )
     query = torch.remainder(rope_angles(positions, theta), 2 * math.pi).T.contiguous()  # (d_h/2, s)
     seen = torch.remainder(rope_angles(torch.arange(train_len, device=positions.device), theta), 2 * math.pi)
     seen = seen.T.sort(dim=-1).values.contiguous()  # (d_h/2, L), each row sorted

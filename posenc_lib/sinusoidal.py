@@ -94,8 +94,9 @@ def sinusoidal_encoding(
     dtype, device = check_dtype(dtype), check_device(device)
     check_fits(f"seq_len={seq_len} and d_model={d_model}", (seq_len, d_model), dtype, device)
     if fast.enabled():  # the same table from a few sines and one complex product per row
-        return fast.sinusoidal_table(seq_len, d_model, offset=offset, base=base,
-                                     layout=layout, dtype=dtype, device=device)
+        return fast.sinusoidal_table(
+            seq_len, d_model, offset=offset, base=base, layout=layout, dtype=dtype, device=device
+        )
 
     theta = sinusoidal_frequencies(d_model, base=base, device=device)  # (m,), m = ceil(d/2)
     positions = torch.arange(offset, offset + seq_len, dtype=torch.float64, device=device)
@@ -167,8 +168,9 @@ class SinusoidalPositionalEncoding(FixedPrecisionTables):
         self.pe = self._table(self.max_len, 0, torch.float32, self.pe.device)
 
     def _table(self, seq_len: int, offset: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-        return sinusoidal_encoding(seq_len, self.d_model, offset=offset, base=self.base, layout=self.layout,
-                                   dtype=dtype, device=device)  # (s, d)
+        return sinusoidal_encoding(
+            seq_len, self.d_model, offset=offset, base=self.base, layout=self.layout, dtype=dtype, device=device
+        )  # (s, d)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         x = check_floating("x", check_tensor("x", x, min_dim=2))
@@ -245,8 +247,9 @@ def sinusoidal_dot_by_distance(distance: object, d_model: int, *, base: float = 
     """
     d_model = check_positive_int("d_model", d_model)
     if d_model % 2:
-        raise ValueError(f"d_model must be even (the dot product depends only on the distance for full "
-                         f"sin/cos pairs), got {d_model}")
+        raise ValueError(
+            f"d_model must be even (the dot product depends only on the distance for full sin/cos pairs), got {d_model}"
+        )
     if isinstance(distance, torch.Tensor):
         if distance.is_complex() or distance.dtype == torch.bool:
             raise TypeError(f"distance must hold real numbers, got dtype {distance.dtype}")
@@ -256,6 +259,10 @@ def sinusoidal_dot_by_distance(distance: object, d_model: int, *, base: float = 
     else:
         distances = torch.tensor(check_real("distance", distance), dtype=torch.float64)
     theta = sinusoidal_frequencies(d_model, base=base, device=distances.device)  # (d/2,)
-    check_fits(f"distance of {distances.numel()} values and d_model={d_model}",
-               (*distances.shape, d_model // 2), torch.float64, distances.device)
+    check_fits(
+        f"distance of {distances.numel()} values and d_model={d_model}",
+        (*distances.shape, d_model // 2),
+        torch.float64,
+        distances.device,
+    )
     return torch.cos(distances[..., None] * theta).sum(dim=-1)  # (...,): Σ_ℓ cos(Δ θ_ℓ)

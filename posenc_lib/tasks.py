@@ -58,7 +58,9 @@ def a_before_b(tokens: torch.Tensor) -> torch.Tensor:
     return (is_a.int().argmax(1) < is_b.int().argmax(1)).long()
 
 
-def _random_order_rows(n: int, seq_len: int, vocab_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def _random_order_rows(
+    n: int, seq_len: int, vocab_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` random rows and the same rows with A and B swapped, each ``(n, s)``."""
     tokens = torch.randint(2, vocab_size, (n, seq_len), generator=generator)  # fillers only
     slots = torch.rand(n, seq_len, generator=generator).argsort(dim=1)[:, :2]  # (n, 2): two distinct positions
@@ -136,7 +138,9 @@ def lag_copy_batch(
     device = check_device(device)
     first = 1 if bos else 0  # first content position
     if first + lag >= seq_len:
-        raise ValueError(f"lag must be smaller than the number of content tokens, got lag={lag}, seq_len={seq_len}, bos={bos}")
+        raise ValueError(
+            f"lag must be smaller than the number of content tokens, got lag={lag}, seq_len={seq_len}, bos={bos}"
+        )
     tokens = torch.randint(0, vocab_size, (batch_size, seq_len), generator=_check_generator(generator))
     if bos:
         tokens[:, 0] = vocab_size
@@ -181,7 +185,9 @@ def markov_batch(
     device, rule = rule.device, rule.cpu()
     vocab_size = rule.shape[0]
     if int(rule.min()) < 0 or int(rule.max()) >= vocab_size:
-        raise ValueError(f"rule must hold token ids in 0..{vocab_size - 1}, got values in {int(rule.min())}..{int(rule.max())}")
+        raise ValueError(
+            f"rule must hold token ids in 0..{vocab_size - 1}, got values in {int(rule.min())}..{int(rule.max())}"
+        )
     p_rule = check_probability("p_rule", p_rule)
     bos = check_bool("bos", bos)
     generator = _check_generator(generator)

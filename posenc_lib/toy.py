@@ -44,7 +44,12 @@ def embed_words(
     seed = check_int("seed", seed)
     scale = check_positive_float("scale", scale)
     dtype, device = check_dtype(dtype), check_device(device)
-    if isinstance(words, str) or not isinstance(words, (list, tuple)) or len(words) == 0 or not all(isinstance(w, str) for w in words):
+    if (
+        isinstance(words, str)
+        or not isinstance(words, (list, tuple))
+        or len(words) == 0
+        or not all(isinstance(w, str) for w in words)
+    ):
         raise TypeError("words must be a non-empty list of strings, e.g. 'the cat sat'.split()")
     rows = [scale * torch.randn(d_model, generator=_word_generator(w, seed)) for w in words]
     return torch.stack(rows).to(device=device, dtype=dtype)  # (s, d)

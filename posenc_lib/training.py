@@ -142,7 +142,9 @@ def train(
             group["lr"] = learning_rate(step, steps, lr, warmup)
         batch = next_batch(generator)
         if not (isinstance(batch, tuple) and len(batch) == 2 and all(isinstance(t, torch.Tensor) for t in batch)):
-            raise TypeError(f"next_batch(generator) must return a tuple (tokens, targets) of two tensors, got {type(batch).__name__}")
+            raise TypeError(
+                f"next_batch(generator) must return a tuple (tokens, targets) of two tensors, got {type(batch).__name__}"
+            )
         tokens, targets = batch[0].to(device), batch[1].to(device)
         logits = model(tokens)
         loss = loss_fn(logits, targets)
@@ -150,13 +152,15 @@ def train(
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         optimizer.step()
-        history.append({
-            "step": step,
-            "loss": loss.item(),
-            "accuracy": accuracy(logits.detach(), targets),
-            "lr": optimizer.param_groups[0]["lr"],
-            "grad_norm": float(grad_norm),
-        })
+        history.append(
+            {
+                "step": step,
+                "loss": loss.item(),
+                "accuracy": accuracy(logits.detach(), targets),
+                "lr": optimizer.param_groups[0]["lr"],
+                "grad_norm": float(grad_norm),
+            }
+        )
         if bar is not None and (step % 25 == 0 or step == steps - 1):
             bar.set_postfix(loss=f"{history[-1]['loss']:.3f}", acc=f"{history[-1]['accuracy']:.2f}")
     if bar is not None:

@@ -25,14 +25,16 @@ def md(source: str, tags: list[str] | None = None) -> nbformat.NotebookNode:
     return cell
 
 
-def code(source: str, outputs: list | None = None, tags: list[str] | None = None, count: int | None = None) -> nbformat.NotebookNode:
+def code(
+    source: str, outputs: list | None = None, tags: list[str] | None = None, count: int | None = None
+) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell(source, outputs=outputs or [], execution_count=count)
     if tags:
         cell.metadata["tags"] = tags
     return cell
 
 
-SETUP = '''\
+SETUP = """\
 from posenc_lib.exercises import Case, check_function
 
 
@@ -43,25 +45,25 @@ def check_square(fn):
 
 def check_total(fn):
     cases = [Case("n=4", (4,), expected=6.0), Case("n=0", (0,), expected=0.0)]
-    return check_function("Loop sum", fn, cases, hint="add 0 + 1 + ... + (n - 1)")'''
+    return check_function("Loop sum", fn, cases, hint="add 0 + 1 + ... + (n - 1)")"""
 
-SQUARE = '''\
+SQUARE = """\
 def square(x):
     ### BEGIN SOLUTION
     result = x * x  # SECRET-A
     return result
     ### END SOLUTION
 
-check_square(square)'''
+check_square(square)"""
 
-SQUARE_STUDENT = '''\
+SQUARE_STUDENT = """\
 def square(x):
     # YOUR CODE HERE
     raise NotImplementedError()
 
-check_square(square)'''
+check_square(square)"""
 
-TOTAL = '''\
+TOTAL = """\
 def total(n):
     acc = 0
     for i in range(n):
@@ -76,9 +78,9 @@ def scaled_total(n, k):
     return k * total(n)  # SECRET-C
     ### END SOLUTION
 
-check_total(total)'''
+check_total(total)"""
 
-TOTAL_STUDENT = '''\
+TOTAL_STUDENT = """\
 def total(n):
     acc = 0
     for i in range(n):
@@ -91,30 +93,38 @@ def scaled_total(n, k):
     # YOUR CODE HERE
     raise NotImplementedError()
 
-check_total(total)'''
+check_total(total)"""
 
 
 def solution_notebook(*, uses_solution_later: bool = False) -> nbformat.NotebookNode:
     """The fixture chapter. ``uses_solution_later`` adds a cell after the exercises that calls ``square``
     (its stored output was computed by the solution; in the student edition it raises)."""
     cells = [
-        md("# A fixture chapter\n\n**Learning objectives.** After this chapter you can\n- square a number,\n"
-           "- sum a range.\n\n**Prerequisites.** Python functions."),
+        md(
+            "# A fixture chapter\n\n**Learning objectives.** After this chapter you can\n- square a number,\n"
+            "- sum a range.\n\n**Prerequisites.** Python functions."
+        ),
         code(SETUP, count=1),
         code('print("teaching output kept")', [stream("teaching output kept\n")], count=2),
-        md("## Exercises\n\n```{exercise} Square a number\n:label: ex-fixture-square\n\n"
-           "Write `square(x)` that returns $x^2$.\n```"),
+        md(
+            "## Exercises\n\n```{exercise} Square a number\n:label: ex-fixture-square\n\n"
+            "Write `square(x)` that returns $x^2$.\n```"
+        ),
         md("```{solution-start} ex-fixture-square\n:class: dropdown\n```"),
         code(SQUARE, [stream("PASS Square a number: correct on all 2 test inputs. LEAKED-OUTPUT-1\n")], count=3),
         md("Why it works: SECRET-EXPLANATION, multiplication is repeated addition."),
         md("```{solution-end}\n```"),
-        md("````{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n\n"
-           "```{note}\nA nested directive: its closing fence does not close the exercise.\n```\n````"),
+        md(
+            "````{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n\n"
+            "```{note}\nA nested directive: its closing fence does not close the exercise.\n```\n````"
+        ),
         md("````{solution-start} ex-fixture-loop\n:class: dropdown\n````"),
         code(TOTAL, [stream("PASS Loop sum: correct on all 2 test inputs. LEAKED-OUTPUT-2\n")], count=4),
         md("```{solution-end}\n```"),
         md("```{exercise} Explain\n:label: ex-fixture-explain\n\nWhy is $x^2 \\geq 0$?\n```"),
-        md("```{solution} ex-fixture-explain\n:class: dropdown\n\nBecause SECRET-D: a product of two numbers of the same sign.\n```"),
+        md(
+            "```{solution} ex-fixture-explain\n:class: dropdown\n\nBecause SECRET-D: a product of two numbers of the same sign.\n```"
+        ),
         md("```{exercise} The answer\n:label: ex-fixture-value\n\nCompute six times seven into `answer`.\n```"),
         md("```{solution-start} ex-fixture-value\n:class: dropdown\n```"),
         code("answer = 6 * 7  # SECRET-E\nprint(answer)", [stream("42 LEAKED-OUTPUT-3\n")], tags=["solution"], count=5),
@@ -130,7 +140,9 @@ def solution_notebook(*, uses_solution_later: bool = False) -> nbformat.Notebook
     return notebook
 
 
-def write_book(folder: pathlib.Path, notebooks: dict[str, nbformat.NotebookNode], *, numbered: bool = True) -> pathlib.Path:
+def write_book(
+    folder: pathlib.Path, notebooks: dict[str, nbformat.NotebookNode], *, numbered: bool = True
+) -> pathlib.Path:
     """A minimal repository: ``folder/_toc.yml`` and ``folder/book/<name>.ipynb``; returns ``folder``."""
     (folder / "book").mkdir(parents=True, exist_ok=True)
     chapters = "\n".join(f"      - file: book/{name}" for name in notebooks)

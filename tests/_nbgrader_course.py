@@ -51,7 +51,7 @@ return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # Va
     "my_alibi_slopes": "return pe.alibi_slopes(n_heads)",
     "my_ntk_frequencies": "return pe.ntk_aware_frequencies(pe.rope_frequencies(head_dim, base), factor)",
     "my_t5_bucket": "return pe.t5_relative_position_bucket(relative_position, bidirectional=bidirectional, "
-                    "num_buckets=num_buckets, max_distance=max_distance)",
+    "num_buckets=num_buckets, max_distance=max_distance)",
     "interleaved_to_half": "return x[..., pe.interleaved_to_half_permutation(x.shape[-1])]",
     # (at exactly 1 or 4 turns the blend equals theta / 8 or theta, so the library's output cannot tell the groups there)
     "llama3_groups": """new = pe.llama3_frequencies(frequencies, original_max_len=original_len)
@@ -63,7 +63,9 @@ frequencies = pe.linear_scaling_frequencies(pe.rope_frequencies(model.config.hea
 stretched.rope = pe.RotaryEmbedding(model.config.head_dim, frequencies=frequencies)
 return stretched""",
 }
-SOLUTION_BLOCK = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.MULTILINE | re.DOTALL)
+SOLUTION_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.MULTILINE | re.DOTALL
+)
 
 
 def library_answer(source: str) -> str | None:
@@ -130,14 +132,21 @@ def _grades(course: pathlib.Path) -> dict[tuple[str, str], list[Grade]]:
             for submission in assignment.submissions:
                 grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
                 found[assignment.name, submission.student.id] = [
-                    Grade(re.sub(r"-(test|answer)(-\d+)?$", "", g.name), "-test" in g.name, g.score, g.max_score) for g in grades]
+                    Grade(re.sub(r"-(test|answer)(-\d+)?$", "", g.name), "-test" in g.name, g.score, g.max_score)
+                    for g in grades
+                ]
     return found
 
 
 def _run_all(commands: list[tuple[pathlib.Path, list[str]]], env: dict[str, str]) -> None:
     """Run one command per course folder, side by side; fail with its log if one fails."""
-    processes = [(subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), command)
-                 for folder, command in commands]
+    processes = [
+        (
+            subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+            command,
+        )
+        for folder, command in commands
+    ]
     for process, command in processes:
         log, _ = process.communicate(timeout=1800)
         assert process.returncode == 0, f"{' '.join(command)} failed:\n{log[-5000:]}"
@@ -157,8 +166,12 @@ def course() -> Course:
         shutil.copy2(root / "all" / "nbgrader_config.py", folder / "nbgrader_config.py")
         for chapter in group:
             shutil.copytree(root / "all" / "source" / chapter.path.stem, folder / "source" / chapter.path.stem)
-    env = dict(os.environ, PATH=f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}", OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        PATH=f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    )
     start = time.perf_counter()
     _run_all([(folder, [str(NBGRADER), "generate_assignment", "*", "--force"]) for folder in folders], env)
     cheated: dict[str, list[str]] = {}

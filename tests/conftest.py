@@ -45,7 +45,9 @@ from book_files import ROOT, book_config, book_notebooks
 JUPYTER_BOOK = pathlib.Path(sys.executable).parent / "jupyter-book"
 
 
-def build(source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | None = None) -> subprocess.CompletedProcess:
+def build(
+    source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | None = None
+) -> subprocess.CompletedProcess:
     """Strict build of the book in `source` into `output`/_build/html.
 
     With ``cache`` (a jupyter-cache folder), notebooks found in the cache are rendered with its outputs
@@ -54,7 +56,17 @@ def build(source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | N
     """
     offline_site.ensure_installed()  # the website's build tools from npm, pinned by package-lock.json
     env = dict(os.environ, PATH=f"{JUPYTER_BOOK.parent}{os.pathsep}{os.environ['PATH']}")
-    command = [str(JUPYTER_BOOK), "build", "--all", "-W", "-n", "--keep-going", str(source), "--path-output", str(output)]
+    command = [
+        str(JUPYTER_BOOK),
+        "build",
+        "--all",
+        "-W",
+        "-n",
+        "--keep-going",
+        str(source),
+        "--path-output",
+        str(output),
+    ]
     if cache is not None:
         config = copy.deepcopy(book_config(source))
         config["execute"] = dict(config.get("execute", {}), execute_notebooks="cache", cache=str(cache))
@@ -142,7 +154,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     if not isinstance(item, IPyNbCell) or report.when not in ("setup", "call"):
         return
     path = pathlib.Path(item.parent.path).resolve()
-    run = _NBVAL_RUNS.setdefault(path, _Run(copy.deepcopy(item.parent.nb), sum(1 for c in item.parent.nb.cells if c.cell_type == "code")))
+    run = _NBVAL_RUNS.setdefault(
+        path, _Run(copy.deepcopy(item.parent.nb), sum(1 for c in item.parent.nb.cells if c.cell_type == "code"))
+    )
     if not report.passed or report.when == "setup":
         run.failed = run.failed or not report.passed
         return

@@ -10,6 +10,7 @@ def paper_slopes(n: int) -> list[float]:
     """The ALiBi paper's recipe, written from its description: geometric sequence starting at
     2^(-8/n) for power-of-two n; else the closest lower power of two's slopes plus every other
     slope of twice that power."""
+
     def geometric(count: int) -> list[float]:
         start = 2 ** (-(2 ** -(math.log2(count) - 3)))
         return [start * start**i for i in range(count)]
@@ -26,7 +27,9 @@ def test_eight_heads_are_powers_of_one_half():
 
 @pytest.mark.parametrize("n_heads", list(range(1, 65)) + [80, 96, 100, 128])
 def test_slopes_match_the_papers_recipe_for_any_head_count(n_heads):
-    torch.testing.assert_close(pe.alibi_slopes(n_heads), torch.tensor(paper_slopes(n_heads), dtype=torch.float64), rtol=1e-12, atol=0)
+    torch.testing.assert_close(
+        pe.alibi_slopes(n_heads), torch.tensor(paper_slopes(n_heads), dtype=torch.float64), rtol=1e-12, atol=0
+    )
 
 
 def test_twelve_heads_are_not_monotone():

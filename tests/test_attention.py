@@ -139,7 +139,9 @@ def test_mixed_float_dtypes_are_promoted(dtypes):
     expected = torch.promote_types(torch.promote_types(q_dtype, k_dtype), v_dtype)
     if bias_dtype is not None:
         expected = torch.promote_types(expected, bias_dtype)
-    out, weights, scores = pe.attention(q.to(q_dtype), k.to(k_dtype), v.to(v_dtype), bias=bias, causal=True, return_scores=True)
+    out, weights, scores = pe.attention(
+        q.to(q_dtype), k.to(k_dtype), v.to(v_dtype), bias=bias, causal=True, return_scores=True
+    )
     assert out.dtype == weights.dtype == scores.dtype == expected
     reference = naive_attention(q.to(q_dtype), k.to(k_dtype), v.to(v_dtype), bias=bias, causal=True)[0]
     tolerance = 1e-5 if expected in (torch.float32, torch.float64) else 3e-2

@@ -60,26 +60,103 @@ SIMILARITY = torch.eye(4)
 ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     # attention
     ("attention-no-keys", lambda: pe.attention(*qkv(3, 0)), ValueError, "at least one key"),
-    ("attention-bias-enlarges-output", lambda: pe.attention(*qkv(), bias=torch.zeros(5, 3, 4)), ValueError, "bias of shape (5, 3, 4)"),
-    ("attention-bias-wrong-shape", lambda: pe.attention(*qkv(), bias=torch.zeros(3, 5)), ValueError, "bias of shape (3, 5)"),
-    ("attention-causal-more-queries-than-keys", lambda: pe.attention(*qkv(5, 3), causal=True), ValueError, "s_k >= s_q"),
-    ("attention-int-bias", lambda: pe.attention(*qkv(), bias=torch.zeros(3, 4, dtype=torch.int64)), TypeError, "bias must be a floating-point"),
-    ("attention-complex-bias", lambda: pe.attention(*qkv(), bias=torch.zeros(3, 4, dtype=torch.complex64)), TypeError, "bias must be"),
-    ("attention-int-q", lambda: pe.attention(torch.zeros(1, 3, 4, dtype=torch.int64), *qkv()[1:]), TypeError, "q must have a floating-point"),
+    (
+        "attention-bias-enlarges-output",
+        lambda: pe.attention(*qkv(), bias=torch.zeros(5, 3, 4)),
+        ValueError,
+        "bias of shape (5, 3, 4)",
+    ),
+    (
+        "attention-bias-wrong-shape",
+        lambda: pe.attention(*qkv(), bias=torch.zeros(3, 5)),
+        ValueError,
+        "bias of shape (3, 5)",
+    ),
+    (
+        "attention-causal-more-queries-than-keys",
+        lambda: pe.attention(*qkv(5, 3), causal=True),
+        ValueError,
+        "s_k >= s_q",
+    ),
+    (
+        "attention-int-bias",
+        lambda: pe.attention(*qkv(), bias=torch.zeros(3, 4, dtype=torch.int64)),
+        TypeError,
+        "bias must be a floating-point",
+    ),
+    (
+        "attention-complex-bias",
+        lambda: pe.attention(*qkv(), bias=torch.zeros(3, 4, dtype=torch.complex64)),
+        TypeError,
+        "bias must be",
+    ),
+    (
+        "attention-int-q",
+        lambda: pe.attention(torch.zeros(1, 3, 4, dtype=torch.int64), *qkv()[1:]),
+        TypeError,
+        "q must have a floating-point",
+    ),
     ("attention-v-length", lambda: pe.attention(*qkv()[:2], torch.zeros(1, 5, 4)), ValueError, "same length s_k"),
-    ("attention-d-mismatch", lambda: pe.attention(torch.zeros(1, 3, 5), *qkv()[1:]), ValueError, "same last dimension d"),
-    ("attention-mask-row-without-key", lambda: pe.attention(*qkv(), bias=torch.tensor([[True] * 4, [False] * 4, [True] * 4])), ValueError, "without any key"),
-    ("attention-bias-row-all-minus-inf", lambda: pe.attention(*qkv(), bias=torch.tensor([0.0, 0.0, 0.0, -math.inf]).expand(3, 4).clone().fill_(-math.inf)), ValueError, "without any key"),
-    ("attention-bias-causal-leaves-row-empty", lambda: pe.attention(*qkv(3, 3), bias=torch.tensor([[-math.inf, 0, 0]] * 3), causal=True), ValueError, "without any key"),
-    ("attention-nan-bias", lambda: pe.attention(*qkv(), bias=torch.full((3, 4), math.nan)), ValueError, "bias must not hold NaN"),
+    (
+        "attention-d-mismatch",
+        lambda: pe.attention(torch.zeros(1, 3, 5), *qkv()[1:]),
+        ValueError,
+        "same last dimension d",
+    ),
+    (
+        "attention-mask-row-without-key",
+        lambda: pe.attention(*qkv(), bias=torch.tensor([[True] * 4, [False] * 4, [True] * 4])),
+        ValueError,
+        "without any key",
+    ),
+    (
+        "attention-bias-row-all-minus-inf",
+        lambda: pe.attention(
+            *qkv(), bias=torch.tensor([0.0, 0.0, 0.0, -math.inf]).expand(3, 4).clone().fill_(-math.inf)
+        ),
+        ValueError,
+        "without any key",
+    ),
+    (
+        "attention-bias-causal-leaves-row-empty",
+        lambda: pe.attention(*qkv(3, 3), bias=torch.tensor([[-math.inf, 0, 0]] * 3), causal=True),
+        ValueError,
+        "without any key",
+    ),
+    (
+        "attention-nan-bias",
+        lambda: pe.attention(*qkv(), bias=torch.full((3, 4), math.nan)),
+        ValueError,
+        "bias must not hold NaN",
+    ),
     ("attention-causal-string", lambda: pe.attention(*qkv(), causal="yes"), TypeError, "causal must be True or False"),
-    ("attention-window-zero", lambda: pe.attention(*qkv(), causal=True, window=0), ValueError, "window must be a positive"),
+    (
+        "attention-window-zero",
+        lambda: pe.attention(*qkv(), causal=True, window=0),
+        ValueError,
+        "window must be a positive",
+    ),
     ("attention-window-without-causal", lambda: pe.attention(*qkv(), window=2), ValueError, "needs causal=True"),
     ("attention-window-bool", lambda: pe.attention(*qkv(), causal=True, window=True), TypeError, "window"),
     ("attention-return-scores-int", lambda: pe.attention(*qkv(), return_scores=1), TypeError, "return_scores"),
-    ("attention-mixed-devices", lambda: pe.attention(torch.zeros(1, 3, 4, device="meta"), *qkv()[1:]), ValueError, "one device"),
-    ("attention-1d-q", lambda: pe.attention(torch.zeros(4), *qkv()[1:]), ValueError, "q must have at least 2 dimensions"),
-    ("attention-batch-mismatch", lambda: pe.attention(torch.zeros(2, 3, 4), torch.zeros(3, 4, 4), torch.zeros(3, 4, 4)), ValueError, "leading dimensions"),
+    (
+        "attention-mixed-devices",
+        lambda: pe.attention(torch.zeros(1, 3, 4, device="meta"), *qkv()[1:]),
+        ValueError,
+        "one device",
+    ),
+    (
+        "attention-1d-q",
+        lambda: pe.attention(torch.zeros(4), *qkv()[1:]),
+        ValueError,
+        "q must have at least 2 dimensions",
+    ),
+    (
+        "attention-batch-mismatch",
+        lambda: pe.attention(torch.zeros(2, 3, 4), torch.zeros(3, 4, 4), torch.zeros(3, 4, 4)),
+        ValueError,
+        "leading dimensions",
+    ),
     ("attention-list-q", lambda: pe.attention([[0.0] * 4], *qkv()[1:]), TypeError, "q must be a torch.Tensor"),
     # causal_mask
     ("causal-mask-negative", lambda: pe.causal_mask(-1, 3), ValueError, "q_len must be an integer >= 0"),
@@ -96,24 +173,54 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ("learned-zero-width", lambda: pe.LearnedPositionalEmbedding(0, 8), ValueError, "d_model"),
     ("learned-float-max-len", lambda: pe.LearnedPositionalEmbedding(4, 8.0), TypeError, "max_len"),
     ("learned-too-big", lambda: pe.LearnedPositionalEmbedding(10**6, 10**9), ValueError, "max_len=1000000000"),
-    ("learned-int64-input", lambda: learned()(torch.zeros(1, 3, 4, dtype=torch.int64)), TypeError, "x must be a floating-point"),
+    (
+        "learned-int64-input",
+        lambda: learned()(torch.zeros(1, 3, 4, dtype=torch.int64)),
+        TypeError,
+        "x must be a floating-point",
+    ),
     ("learned-bool-offset", lambda: learned()(torch.zeros(1, 3, 4), offset=True), TypeError, "offset"),
     ("learned-negative-offset", lambda: learned()(torch.zeros(1, 3, 4), offset=-2), ValueError, "offset"),
     ("learned-float-offset", lambda: learned()(torch.zeros(1, 3, 4), offset=1.0), TypeError, "offset"),
     ("learned-wrong-width", lambda: learned()(torch.zeros(1, 3, 5)), ValueError, "d_model=4"),
     ("learned-past-the-table", lambda: learned()(torch.zeros(1, 3, 4), offset=6), ValueError, "max_len=8"),
-    ("sinusoidal-int64-input", lambda: pe.SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 3, 4, dtype=torch.int64)), TypeError, "x must have a floating-point"),
-    ("sinusoidal-bool-offset", lambda: pe.SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 3, 4), offset=True), TypeError, "offset"),
+    (
+        "sinusoidal-int64-input",
+        lambda: pe.SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 3, 4, dtype=torch.int64)),
+        TypeError,
+        "x must have a floating-point",
+    ),
+    (
+        "sinusoidal-bool-offset",
+        lambda: pe.SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 3, 4), offset=True),
+        TypeError,
+        "offset",
+    ),
     # model configuration
     ("config-scheme", lambda: TransformerConfig(vocab_size=8, scheme="t5"), ValueError, "scheme must be one of"),
     ("config-causal-int", lambda: TransformerConfig(vocab_size=8, causal=1), TypeError, "causal"),
     ("config-vocab-bool", lambda: TransformerConfig(vocab_size=True), TypeError, "vocab_size"),
-    ("config-not-divisible", lambda: TransformerConfig(vocab_size=8, d_model=30, n_heads=4), ValueError, "divisible by n_heads"),
+    (
+        "config-not-divisible",
+        lambda: TransformerConfig(vocab_size=8, d_model=30, n_heads=4),
+        ValueError,
+        "divisible by n_heads",
+    ),
     ("config-odd-head", lambda: TransformerConfig(vocab_size=8, d_model=12, n_heads=4), ValueError, "must be even"),
     ("config-zero-outputs", lambda: TransformerConfig(vocab_size=8, n_outputs=0), ValueError, "n_outputs"),
-    ("config-projection-bias-string", lambda: TransformerConfig(vocab_size=8, projection_bias="no"), TypeError, "projection_bias"),
+    (
+        "config-projection-bias-string",
+        lambda: TransformerConfig(vocab_size=8, projection_bias="no"),
+        TypeError,
+        "projection_bias",
+    ),
     ("config-max-len-float", lambda: TransformerConfig(vocab_size=8, max_len=64.0), TypeError, "max_len"),
-    ("model-too-big", lambda: TinyTransformer(TransformerConfig(vocab_size=10**12, d_model=1024, n_heads=8)), ValueError, "vocab_size=1000000000000"),
+    (
+        "model-too-big",
+        lambda: TinyTransformer(TransformerConfig(vocab_size=10**12, d_model=1024, n_heads=8)),
+        ValueError,
+        "vocab_size=1000000000000",
+    ),
     ("model-config-dict", lambda: TinyTransformer({"vocab_size": 8}), TypeError, "config must be a TransformerConfig"),
     ("build-model-string-seed", lambda: build_model(TransformerConfig(vocab_size=8), seed="0"), TypeError, "seed"),
     ("build-model-float-seed", lambda: build_model(TransformerConfig(vocab_size=8), seed=1.0), TypeError, "seed"),
@@ -125,7 +232,12 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ("model-3d-tokens", lambda: model()(tokens()[None]), ValueError, "tokens must have shape (b, s)"),
     ("model-bool-tokens", lambda: model()(tokens() > 2), TypeError, "tokens must be an integer tensor"),
     ("model-list-tokens", lambda: model()([[1, 2]]), TypeError, "tokens must be a torch.Tensor"),
-    ("model-tokens-on-another-device", lambda: model().to("meta")(tokens()), ValueError, "tokens are on cpu but the model is on meta"),
+    (
+        "model-tokens-on-another-device",
+        lambda: model().to("meta")(tokens()),
+        ValueError,
+        "tokens are on cpu but the model is on meta",
+    ),
     ("model-empty-sequence", lambda: model()(torch.zeros(2, 0, dtype=torch.long)), ValueError, "at least one position"),
     ("model-bool-offset", lambda: model("rope")(tokens(), offset=True), TypeError, "offset"),
     ("model-negative-offset", lambda: model("rope")(tokens(), offset=-1), ValueError, "offset"),
@@ -139,9 +251,24 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ("model-learned-offset-past-table", lambda: model("learned")(tokens(3), offset=6), ValueError, "max_len=8"),
     ("with-scheme-unknown", lambda: model().with_scheme("t5"), ValueError, "scheme"),
     ("with-scheme-float-seed", lambda: model().with_scheme("learned", seed=1.5), TypeError, "seed"),
-    ("block-int-input", lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.long)), TypeError, "x must be a floating-point"),
-    ("block-wrong-width", lambda: model().blocks[0](torch.zeros(1, 3, 15)), ValueError, "x must have shape (b, s, d_model=16)"),
-    ("block-rope-not-a-module", lambda: model().blocks[0](torch.zeros(1, 3, 16), rope="rope"), TypeError, "rope must be a RotaryEmbedding"),
+    (
+        "block-int-input",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.long)),
+        TypeError,
+        "x must be a floating-point",
+    ),
+    (
+        "block-wrong-width",
+        lambda: model().blocks[0](torch.zeros(1, 3, 15)),
+        ValueError,
+        "x must have shape (b, s, d_model=16)",
+    ),
+    (
+        "block-rope-not-a-module",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16), rope="rope"),
+        TypeError,
+        "rope must be a RotaryEmbedding",
+    ),
     ("count-parameters-string", lambda: count_parameters("block"), TypeError, "module"),
     # toy inputs
     ("embed-words-nan-scale", lambda: pe.embed_words(["a"], 4, scale=math.nan), ValueError, "scale"),
@@ -150,27 +277,84 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ("embed-words-non-string", lambda: pe.embed_words(["a", 3], 4), TypeError, "words"),
     ("embed-words-empty", lambda: pe.embed_words([], 4), TypeError, "words"),
     ("embed-words-int-dtype", lambda: pe.embed_words(["a"], 4, dtype=torch.int64), TypeError, "dtype"),
-    ("toy-head-int-input", lambda: pe.ToyAttentionHead.random(8)(torch.zeros(3, 8, dtype=torch.long)), TypeError, "x must be a floating-point"),
-    ("toy-head-not-square", lambda: pe.ToyAttentionHead(torch.zeros(3, 4), torch.zeros(3, 4), torch.zeros(3, 4)), ValueError, "w_q must be a square"),
-    ("toy-head-causal-string", lambda: pe.ToyAttentionHead.random(8)(torch.zeros(3, 8), causal="False"), TypeError, "causal"),
+    (
+        "toy-head-int-input",
+        lambda: pe.ToyAttentionHead.random(8)(torch.zeros(3, 8, dtype=torch.long)),
+        TypeError,
+        "x must be a floating-point",
+    ),
+    (
+        "toy-head-not-square",
+        lambda: pe.ToyAttentionHead(torch.zeros(3, 4), torch.zeros(3, 4), torch.zeros(3, 4)),
+        ValueError,
+        "w_q must be a square",
+    ),
+    (
+        "toy-head-causal-string",
+        lambda: pe.ToyAttentionHead.random(8)(torch.zeros(3, 8), causal="False"),
+        TypeError,
+        "causal",
+    ),
     # tasks
     ("markov-optimum-probability-above-one", lambda: tasks.markov_optimum(5, 1.5), ValueError, "p_rule"),
     ("markov-optimum-nan", lambda: tasks.markov_optimum(5, math.nan), ValueError, "p_rule"),
-    ("markov-batch-rule-id-past-vocab", lambda: tasks.markov_batch(2, 5, torch.full((4, 4), 7), p_rule=0.5, generator=torch.Generator()), ValueError, "rule must hold token ids in 0..3"),
-    ("markov-batch-float-rule", lambda: tasks.markov_batch(2, 5, torch.zeros(4, 4), p_rule=0.5, generator=torch.Generator()), TypeError, "rule"),
-    ("markov-batch-bos-string", lambda: tasks.markov_batch(2, 5, tasks.markov_rule(4, seed=0), p_rule=0.5, generator=torch.Generator(), bos="yes"), TypeError, "bos"),
+    (
+        "markov-batch-rule-id-past-vocab",
+        lambda: tasks.markov_batch(2, 5, torch.full((4, 4), 7), p_rule=0.5, generator=torch.Generator()),
+        ValueError,
+        "rule must hold token ids in 0..3",
+    ),
+    (
+        "markov-batch-float-rule",
+        lambda: tasks.markov_batch(2, 5, torch.zeros(4, 4), p_rule=0.5, generator=torch.Generator()),
+        TypeError,
+        "rule",
+    ),
+    (
+        "markov-batch-bos-string",
+        lambda: tasks.markov_batch(
+            2, 5, tasks.markov_rule(4, seed=0), p_rule=0.5, generator=torch.Generator(), bos="yes"
+        ),
+        TypeError,
+        "bos",
+    ),
     ("lag-copy-generator-int", lambda: tasks.lag_copy_batch(4, 6, 8, 1, generator=5), TypeError, "generator"),
     ("lag-copy-lag-too-long", lambda: tasks.lag_copy_batch(4, 5, 8, 4, generator=torch.Generator()), ValueError, "lag"),
     ("order-batch-odd", lambda: tasks.order_batch(3, 6, 8, generator=torch.Generator()), ValueError, "batch_size"),
     ("order-eval-float-seed", lambda: tasks.order_eval_set(2, 6, 8, seed=1.5), TypeError, "seed"),
     ("markov-rule-string-seed", lambda: tasks.markov_rule(4, seed="1"), TypeError, "seed"),
     ("a-before-b-float", lambda: tasks.a_before_b(torch.zeros(2, 4)), TypeError, "tokens"),
-    ("order-batch-unknown-device", lambda: tasks.order_batch(2, 6, 8, generator=torch.Generator(), device="tpu"), ValueError, "device"),
+    (
+        "order-batch-unknown-device",
+        lambda: tasks.order_batch(2, 6, 8, generator=torch.Generator(), device="tpu"),
+        ValueError,
+        "device",
+    ),
     # training and the learned-table helpers
-    ("train-zero-steps", lambda: training.train(decoder_for_training(), copy_batch, steps=0, seed=0, progress=False), ValueError, "steps"),
-    ("train-bool-seed", lambda: training.train(decoder_for_training(), copy_batch, steps=2, seed=True, progress=False), TypeError, "seed"),
-    ("train-batch-not-a-pair", lambda: training.train(decoder_for_training(), lambda g: [1, 2], steps=2, seed=0, progress=False), TypeError, "next_batch"),
-    ("train-nan-lr", lambda: training.train(decoder_for_training(), copy_batch, steps=2, seed=0, lr=math.nan, progress=False), ValueError, "lr"),
+    (
+        "train-zero-steps",
+        lambda: training.train(decoder_for_training(), copy_batch, steps=0, seed=0, progress=False),
+        ValueError,
+        "steps",
+    ),
+    (
+        "train-bool-seed",
+        lambda: training.train(decoder_for_training(), copy_batch, steps=2, seed=True, progress=False),
+        TypeError,
+        "seed",
+    ),
+    (
+        "train-batch-not-a-pair",
+        lambda: training.train(decoder_for_training(), lambda g: [1, 2], steps=2, seed=0, progress=False),
+        TypeError,
+        "next_batch",
+    ),
+    (
+        "train-nan-lr",
+        lambda: training.train(decoder_for_training(), copy_batch, steps=2, seed=0, lr=math.nan, progress=False),
+        ValueError,
+        "lr",
+    ),
     ("loss-float-targets", lambda: training.loss_fn(LOGITS, TARGETS.float()), TypeError, "targets"),
     ("loss-shape-mismatch", lambda: training.loss_fn(LOGITS, TARGETS[:, :2]), ValueError, "logits"),
     ("learning-rate-step-past-end", lambda: training.learning_rate(5, 5, 1e-3, 1), ValueError, "step"),
@@ -178,8 +362,18 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ("predict-not-a-model", lambda: training.predict("model", tokens()), TypeError, "model"),
     ("bucket-means-2d", lambda: training.bucket_means(torch.zeros(2, 3), 2), ValueError, "values"),
     ("position-targets-too-few-classes", lambda: pe.position_targets(5, 3), ValueError, "n_classes"),
-    ("similarity-bool-max-offset", lambda: pe.similarity_by_offset(SIMILARITY, max_offset=True), TypeError, "max_offset"),
-    ("similarity-max-offset-too-large", lambda: pe.similarity_by_offset(SIMILARITY, max_offset=4), ValueError, "max_offset"),
+    (
+        "similarity-bool-max-offset",
+        lambda: pe.similarity_by_offset(SIMILARITY, max_offset=True),
+        TypeError,
+        "max_offset",
+    ),
+    (
+        "similarity-max-offset-too-large",
+        lambda: pe.similarity_by_offset(SIMILARITY, max_offset=4),
+        ValueError,
+        "max_offset",
+    ),
     ("probe-float-seed", lambda: pe.train_position_probe(steps=1, seed=1.5), TypeError, "seed"),
     ("probe-negative-width", lambda: pe.train_position_probe(steps=1, target_width=-1), ValueError, "target_width"),
 ]
@@ -201,12 +395,16 @@ def _ok_float64_bias_on_float32():
     q, k, v = qkv()
     bias = torch.randn(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     out, _ = pe.attention(q, k, v, bias=bias)
-    return out.dtype == torch.float64 and torch.allclose(out.float(), pe.attention(q, k, v, bias=bias.float())[0], atol=1e-6)
+    return out.dtype == torch.float64 and torch.allclose(
+        out.float(), pe.attention(q, k, v, bias=bias.float())[0], atol=1e-6
+    )
 
 
 def _ok_numpy_window():
     q, k, v = qkv(4, 4)
-    return torch.equal(pe.attention(q, k, v, causal=True, window=np.int64(2))[0], pe.attention(q, k, v, causal=True, window=2)[0])
+    return torch.equal(
+        pe.attention(q, k, v, causal=True, window=np.int64(2))[0], pe.attention(q, k, v, causal=True, window=2)[0]
+    )
 
 
 def _ok_learned_numpy_offset():
@@ -240,7 +438,11 @@ def _ok_alibi_bf16():
     m = model("alibi")
     reference = m(tokens(6))
     out = m.to(torch.bfloat16)(tokens(6))
-    return out.dtype == torch.bfloat16 and bool(torch.isfinite(out).all()) and float((out.float() - reference).abs().max()) < 0.1
+    return (
+        out.dtype == torch.bfloat16
+        and bool(torch.isfinite(out).all())
+        and float((out.float() - reference).abs().max()) < 0.1
+    )
 
 
 def _ok_sinusoidal_past_table_meta():
@@ -376,5 +578,7 @@ if __name__ == "__main__":  # print the counts for a report
             print("crash on valid input:", name, type(error).__name__, error)
         correct += ok
         wrong += not ok
-    print(f"{len(ERRORS) + len(OK)} cases: {clear} clear errors, {correct} correct results, "
-          f"{wrong} silent wrong, {crashes} errors from inside torch or unclear")
+    print(
+        f"{len(ERRORS) + len(OK)} cases: {clear} clear errors, {correct} correct results, "
+        f"{wrong} silent wrong, {crashes} errors from inside torch or unclear"
+    )

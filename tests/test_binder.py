@@ -25,7 +25,11 @@ def canonical(name: str) -> str:
 
 
 def requirement_lines(path) -> list[str]:
-    return [line.split(" #")[0].strip() for line in path.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        line.split(" #")[0].strip()
+        for line in path.read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
 def pins(path) -> dict[str, str]:
@@ -50,7 +54,9 @@ def test_binder_versions_agree_with_the_project_requirements():
     project = {**pins(ROOT / "requirements-test.txt"), **pins(ROOT / "requirements.txt")}
     binder = pins(BINDER / "requirements.txt")
     assert binder, "binder/requirements.txt pins nothing"
-    disagree = {name: (version, project.get(name)) for name, version in binder.items() if public(version) != project.get(name)}
+    disagree = {
+        name: (version, project.get(name)) for name, version in binder.items() if public(version) != project.get(name)
+    }
     assert not disagree, f"binder pin vs requirements*.txt pin: {disagree}"
 
 
@@ -78,7 +84,9 @@ def test_binder_python_can_run_the_course():
     assert SpecifierSet(project["requires-python"]).contains(python), (python, project["requires-python"])
     for name, version in pins(BINDER / "requirements.txt").items():
         distribution = importlib.metadata.distribution(name)
-        assert public(distribution.version) == public(version), f"{name}: {distribution.version} installed, {version} pinned"
+        assert public(distribution.version) == public(version), (
+            f"{name}: {distribution.version} installed, {version} pinned"
+        )
         requires = distribution.metadata.get("Requires-Python")
         assert requires is None or SpecifierSet(requires).contains(python), f"{name} {version} needs Python {requires}"
 
@@ -111,7 +119,9 @@ def test_binder_has_every_package_the_notebooks_and_the_library_import():
         for module in modules - set(sys.stdlib_module_names) - {"posenc_lib", "__future__"}
         if module in distributions
     }
-    unknown = {m for m in modules - set(sys.stdlib_module_names) - {"posenc_lib", "__future__"} if m not in distributions}
+    unknown = {
+        m for m in modules - set(sys.stdlib_module_names) - {"posenc_lib", "__future__"} if m not in distributions
+    }
     assert not unknown, f"imported but not installed here: {unknown}"
     missing = needed - set(pins(BINDER / "requirements.txt"))
     assert not missing, f"the notebooks import these, binder/requirements.txt lacks them: {sorted(missing)}"

@@ -45,7 +45,10 @@ def chromium_or_fail() -> None:
 @pytest.fixture(scope="module")
 def site(built_site) -> pathlib.Path:
     if not built_site.ok:
-        pytest.fail("the book did not build, so there is no site to check (see test_book_builds_strictly):\n" + built_site.log_tail())
+        pytest.fail(
+            "the book did not build, so there is no site to check (see test_book_builds_strictly):\n"
+            + built_site.log_tail()
+        )
     chromium_or_fail()
     return built_site.html
 
@@ -56,7 +59,9 @@ def reports(site) -> list[site_check.PageReport]:
     return site_check.check_site(site, screenshots=ARTIFACTS, navigation=True)
 
 
-def found(reports: list[site_check.PageReport], *kinds: str, width: int | None = None) -> dict[str, list[site_check.Problem]]:
+def found(
+    reports: list[site_check.PageReport], *kinds: str, width: int | None = None
+) -> dict[str, list[site_check.Problem]]:
     """Problems of the given kinds, by page and width."""
     by_page: dict[str, list[site_check.Problem]] = {}
     for report in reports:
@@ -199,7 +204,10 @@ def test_search_finds_a_known_word_and_shows_article_text(site):
         page.wait_for_selector("ul.search li a", timeout=site_check.RENDER_TIMEOUT_MS)
         hits = page.eval_on_selector_all("ul.search li a", "links => links.map((a) => a.getAttribute('href'))")
         page.goto(f"{base}search.html?q=rotary", wait_until="load")
-        page.wait_for_function("() => document.querySelectorAll('ul.search li p.context').length >= 3", timeout=site_check.RENDER_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => document.querySelectorAll('ul.search li p.context').length >= 3",
+            timeout=site_check.RENDER_TIMEOUT_MS,
+        )
         page.wait_for_timeout(500)  # snippets arrive one page fetch at a time
         snippets = page.eval_on_selector_all("ul.search li p.context", "ps => ps.map((p) => p.textContent)")
         page.screenshot(path=str(site_check.screenshot_path(ARTIFACTS, "search", "-rotary")), full_page=True)
@@ -228,20 +236,30 @@ def test_a_folded_solution_opens_on_click(site):
             assert not body.is_visible(), f"{relative}: the solution is visible before any click"
             solution.locator("button.toggle-button").first.click()  # the chevron a reader clicks
             body.wait_for(state="visible", timeout=5_000)
-            page.screenshot(path=str(site_check.screenshot_path(ARTIFACTS, relative, "-solution-open")), full_page=False)
+            page.screenshot(
+                path=str(site_check.screenshot_path(ARTIFACTS, relative, "-solution-open")), full_page=False
+            )
             checked.append(relative)
             page.close()
     assert checked, "no page has a folded solution (`.solution.dropdown`), so folding could not be checked"
 
 
 def test_plots_and_diagrams_stay_on_white_in_dark_mode(site):
-    chapters = [p for p in site_check.html_pages(site) if p.startswith("book/") and (site / "_sources" / p).with_suffix(".ipynb").exists()]
+    chapters = [
+        p
+        for p in site_check.html_pages(site)
+        if p.startswith("book/") and (site / "_sources" / p).with_suffix(".ipynb").exists()
+    ]
     assert chapters, "no notebook pages were built"
     with site_check.serve(site) as base, site_check.browser() as browser:
         context = site_check.new_context(browser, color_scheme="dark")
         for relative in ["book/intro.html", chapters[0]]:
-            problems, _ = site_check.inspect_page(context, base + relative, phone=False,
-                                                  screenshot=site_check.screenshot_path(ARTIFACTS, relative, "-dark"))
+            problems, _ = site_check.inspect_page(
+                context,
+                base + relative,
+                phone=False,
+                screenshot=site_check.screenshot_path(ARTIFACTS, relative, "-dark"),
+            )
             assert not [p for p in problems if p.kind == "load"], problems
         edges = []
         for relative, selector in [(chapters[0], ".cell_output img"), ("book/intro.html", "img.diagram")]:
@@ -266,7 +284,14 @@ def white_fraction_of_edges(png: bytes) -> float:
     from PIL import Image
 
     pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)  # (height, width, 3)
-    frame = np.concatenate([pixels[:3].reshape(-1, 3), pixels[-3:].reshape(-1, 3), pixels[:, :3].reshape(-1, 3), pixels[:, -3:].reshape(-1, 3)])
+    frame = np.concatenate(
+        [
+            pixels[:3].reshape(-1, 3),
+            pixels[-3:].reshape(-1, 3),
+            pixels[:, :3].reshape(-1, 3),
+            pixels[:, -3:].reshape(-1, 3),
+        ]
+    )
     return float((frame.min(axis=1) >= 235).mean())
 
 
@@ -274,8 +299,12 @@ def test_a_page_opened_from_disk_shows_its_diagram_and_formulas(site):
     # a reader who builds the site and opens _build/html/index.html has no server: file:// pages
     with site_check.browser() as browser:
         context = site_check.new_context(browser)
-        problems, report = site_check.inspect_page(context, (site / "book" / "intro.html").as_uri(), phone=False,
-                                                   screenshot=site_check.screenshot_path(ARTIFACTS, "book/intro", "-file"))
+        problems, report = site_check.inspect_page(
+            context,
+            (site / "book" / "intro.html").as_uri(),
+            phone=False,
+            screenshot=site_check.screenshot_path(ARTIFACTS, "book/intro", "-file"),
+        )
     assert not [p for p in problems if p.kind == "load"], problems
     assert any(i["diagram"] and i["loaded"] for i in report["images"]), report["images"]
     assert report["math"] and all(m["typeset"] for m in report["math"]), report["math"]

@@ -143,8 +143,10 @@ def test_alibi_and_relative_on_device(device):
 
 
 def test_a_module_built_on_meta_is_materialised_by_to_empty_and_reset_parameters():
-    for module, make in ((pe.RotaryEmbedding(16, 8, device="meta"), lambda: pe.RotaryEmbedding(16, 8)),
-                         (pe.SinusoidalPositionalEncoding(16, 8, device="meta"), lambda: pe.SinusoidalPositionalEncoding(16, 8))):
+    for module, make in (
+        (pe.RotaryEmbedding(16, 8, device="meta"), lambda: pe.RotaryEmbedding(16, 8)),
+        (pe.SinusoidalPositionalEncoding(16, 8, device="meta"), lambda: pe.SinusoidalPositionalEncoding(16, 8)),
+    ):
         module.to_empty(device="cpu")
         module.reset_parameters()
         expected = make()
@@ -162,8 +164,11 @@ def test_a_tensor_on_another_device_than_the_tables_is_a_clear_error():
 # ---------------------------------------------------------------------------------------------- precision
 
 
-@pytest.mark.parametrize("convert", [lambda m: m.to(torch.bfloat16), lambda m: m.half(), lambda m: m.double(),
-                                     lambda m: m.to("cpu", torch.bfloat16)], ids=["to_bf16", "half", "double", "to_cpu_bf16"])
+@pytest.mark.parametrize(
+    "convert",
+    [lambda m: m.to(torch.bfloat16), lambda m: m.half(), lambda m: m.double(), lambda m: m.to("cpu", torch.bfloat16)],
+    ids=["to_bf16", "half", "double", "to_cpu_bf16"],
+)
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 def test_converted_rotary_keeps_its_tables_and_the_accuracy_of_apply_rope(convert, layout):
     torch.manual_seed(0)
@@ -181,7 +186,9 @@ def test_converted_rotary_keeps_its_tables_and_the_accuracy_of_apply_rope(conver
         module_error = (ours.double() - exact).abs().max().item()
         function_error = (function.double() - exact).abs().max().item()
         assert module_error <= function_error + 1e-12, (dtype, module_error, function_error)
-        assert module_error < {torch.bfloat16: 0.05, torch.float16: 0.01, torch.float32: 2e-6, torch.float64: 1e-13}[dtype]
+        assert (
+            module_error < {torch.bfloat16: 0.05, torch.float16: 0.01, torch.float32: 2e-6, torch.float64: 1e-13}[dtype]
+        )
 
 
 def test_unconverted_bf16_tables_would_be_wrong():

@@ -1,5 +1,3 @@
-
-
 from exact_streams import concatenate_stream_chunks
 
 

@@ -42,7 +42,12 @@ def test_the_fixture_follows_the_conventions(tmp_path):
     chapter = chapter_of(solution_notebook(), tmp_path)
     assert catalog.structure_problems(chapter) == []
     assert catalog.count_problems(chapter) == []
-    assert [e.label for e in chapter.exercises] == ["ex-fixture-square", "ex-fixture-loop", "ex-fixture-explain", "ex-fixture-value"]
+    assert [e.label for e in chapter.exercises] == [
+        "ex-fixture-square",
+        "ex-fixture-loop",
+        "ex-fixture-explain",
+        "ex-fixture-value",
+    ]
     assert [e.kind for e in chapter.exercises] == ["coding", "coding", "written", "coding"]
     summary = catalog.summary(chapter)
     assert summary["objectives"] == ["square a number,", "sum a range."]
@@ -60,24 +65,40 @@ def replace_in(index: int, old: str, new: str):
     def change(cells):
         assert old in cells[index].source
         cells[index].source = cells[index].source.replace(old, new)
+
     return change
 
 
-@pytest.mark.parametrize("change, expected", [
-    (replace_in(3, ":label: ex-fixture-square\n", ""), "no :label:"),
-    (replace_in(3, "ex-fixture-square", "Square"), "not of the form"),
-    (replace_in(4, ":class: dropdown\n", ""), "not folded"),
-    (replace_in(13, "```{solution} ex-fixture-explain", "```{solution} ex-fixture-typo"), "no solution"),
-    (lambda cells: cells.insert(4, nbformat.v4.new_markdown_cell("Some text in between.")), "follow it immediately"),
-    (replace_in(5, "    ### END SOLUTION\n", ""), "BEGIN SOLUTION marker(s) without a partner"),
-    (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "END SOLUTION marker(s) without a partner"),
-    (lambda cells: cells.__setitem__(10, nbformat.v4.new_code_cell("def total(n):\n    return sum(range(n))")), "hides nothing"),
-    (lambda cells: cells.insert(3, nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})), "outside solution-start"),
-    (lambda cells: cells.insert(3, nbformat.v4.new_markdown_cell("It is 4.", metadata={"tags": ["solution"]})), "outside solution-start"),
-    (replace_in(12, "ex-fixture-explain", "ex-fixture-square"), "used twice"),
-    (lambda cells: cells.__delitem__(11), "inside the open solution"),
-    (lambda cells: cells.__delitem__(18), "never closed with solution-end"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (replace_in(3, ":label: ex-fixture-square\n", ""), "no :label:"),
+        (replace_in(3, "ex-fixture-square", "Square"), "not of the form"),
+        (replace_in(4, ":class: dropdown\n", ""), "not folded"),
+        (replace_in(13, "```{solution} ex-fixture-explain", "```{solution} ex-fixture-typo"), "no solution"),
+        (
+            lambda cells: cells.insert(4, nbformat.v4.new_markdown_cell("Some text in between.")),
+            "follow it immediately",
+        ),
+        (replace_in(5, "    ### END SOLUTION\n", ""), "BEGIN SOLUTION marker(s) without a partner"),
+        (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "END SOLUTION marker(s) without a partner"),
+        (
+            lambda cells: cells.__setitem__(10, nbformat.v4.new_code_cell("def total(n):\n    return sum(range(n))")),
+            "hides nothing",
+        ),
+        (
+            lambda cells: cells.insert(3, nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})),
+            "outside solution-start",
+        ),
+        (
+            lambda cells: cells.insert(3, nbformat.v4.new_markdown_cell("It is 4.", metadata={"tags": ["solution"]})),
+            "outside solution-start",
+        ),
+        (replace_in(12, "ex-fixture-explain", "ex-fixture-square"), "used twice"),
+        (lambda cells: cells.__delitem__(11), "inside the open solution"),
+        (lambda cells: cells.__delitem__(18), "never closed with solution-end"),
+    ],
+)
 def test_a_broken_exercise_is_reported(change, expected, tmp_path):
     try:
         chapter = chapter_of(broken(change), tmp_path)
@@ -99,7 +120,9 @@ def test_a_coding_exercise_without_a_checker_does_not_count_as_autograded(tmp_pa
     notebook = solution_notebook()
     notebook.cells = notebook.cells[:3] + notebook.cells[12:19]  # the written exercise and the tagged code answer
     problems = catalog.count_problems(chapter_of(notebook, tmp_path))
-    assert problems == ["no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"]
+    assert problems == [
+        "no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"
+    ]
 
 
 # --------------------------------------------------------------------------- the book
@@ -141,7 +164,9 @@ def test_every_checker_is_called_where_the_student_edition_keeps_it():
 
 
 def test_the_instructor_guide_tables_are_up_to_date():
-    assert catalog.TABLES.read_text(encoding="utf-8") == catalog.render(CHAPTERS), "run: python tools/exercise_catalog.py"
+    assert catalog.TABLES.read_text(encoding="utf-8") == catalog.render(CHAPTERS), (
+        "run: python tools/exercise_catalog.py"
+    )
 
 
 def test_the_guide_includes_the_tables_which_list_every_exercise_with_a_link_and_points():

@@ -7,8 +7,10 @@ import torch
 
 from posenc_lib.exercises import Case, Diagnosis, check_function
 
-CASES = [Case("x=[1, 2]", (torch.tensor([1.0, 2.0]),), expected=torch.tensor([2.0, 4.0])),
-         Case("x=[3]", (torch.tensor([3.0]),), expected=torch.tensor([6.0]))]
+CASES = [
+    Case("x=[1, 2]", (torch.tensor([1.0, 2.0]),), expected=torch.tensor([2.0, 4.0])),
+    Case("x=[3]", (torch.tensor([3.0]),), expected=torch.tensor([6.0])),
+]
 
 
 def double(x):
@@ -31,8 +33,13 @@ def test_the_stub_is_reported_as_not_implemented(capsys):
 
 
 def test_a_wrong_answer_names_the_input_and_the_specific_hint(capsys):
-    result = check_function("Double", lambda x: x + 2, CASES, hint="multiply by two",
-                            diagnoses=[Diagnosis("you added 2 instead of multiplying", lambda x: x + 2)])
+    result = check_function(
+        "Double",
+        lambda x: x + 2,
+        CASES,
+        hint="multiply by two",
+        diagnoses=[Diagnosis("you added 2 instead of multiplying", lambda x: x + 2)],
+    )
     out = capsys.readouterr().out
     assert not result
     assert "wrong result for x=[1, 2]" in out and "you added 2 instead of multiplying" in out
@@ -64,12 +71,15 @@ def test_a_non_callable_answer_gets_a_verdict_first(capsys):
     assert "expected a function, got str" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    (dict(cases=[]), ValueError, "cases"),
-    (dict(cases=[("x", (1,), 2)]), TypeError, "Case"),
-    (dict(hint=None), TypeError, "hint"),
-    (dict(exercise=""), TypeError, "exercise"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(cases=[]), ValueError, "cases"),
+        (dict(cases=[("x", (1,), 2)]), TypeError, "Case"),
+        (dict(hint=None), TypeError, "hint"),
+        (dict(exercise=""), TypeError, "exercise"),
+    ],
+)
 def test_a_checker_set_up_wrongly_raises(kwargs, error, words):
     arguments = dict(exercise="Double", fn=double, cases=CASES, hint="h") | kwargs
     with pytest.raises(error, match=words):
@@ -97,8 +107,14 @@ SHIFT_CASE = [Case("k=1, d=2", (1, 2), expected=torch.tensor([[0.5403, 0.8415], 
 
 def test_the_guard_replaces_every_binding_and_restores_them():
     original = pe.shift_matrix
-    with library_unavailable([pe.shift_matrix], student=test_the_guard_replaces_every_binding_and_restores_them) as calls:
-        for call in (lambda: pe.shift_matrix(1, 2), lambda: sinusoidal_module.shift_matrix(1, 2), lambda: shift_matrix(1, 2)):
+    with library_unavailable(
+        [pe.shift_matrix], student=test_the_guard_replaces_every_binding_and_restores_them
+    ) as calls:
+        for call in (
+            lambda: pe.shift_matrix(1, 2),
+            lambda: sinusoidal_module.shift_matrix(1, 2),
+            lambda: shift_matrix(1, 2),
+        ):
             with pytest.raises(LibraryCallError, match="shift_matrix"):
                 call()
         assert pe.sinusoidal_encoding(2, 2) is not None  # what is not forbidden still works
@@ -140,8 +156,23 @@ def test_a_constant_answer_is_not_mistaken_for_a_subtle_mistake(capsys):
     cases = [Case("x=1", (1,), expected=True), Case("x=2", (2,), expected=False), Case("x=3", (3,), expected=True)]
     subtle = Diagnosis("you tested the wrong thing", lambda x: x != 1)  # wrong on x=1 and x=2, right on x=3
     constant = Diagnosis("your function always returns False", lambda x: False)
-    result = check_function("Yes or no", lambda x: False, cases, hint="general", diagnoses=[subtle, constant],
-                            compare=lambda got, expected: got is expected)
+    result = check_function(
+        "Yes or no",
+        lambda x: False,
+        cases,
+        hint="general",
+        diagnoses=[subtle, constant],
+        compare=lambda got, expected: got is expected,
+    )
     assert result.hint == "your function always returns False"
-    assert check_function("Yes or no", lambda x: x != 1, cases, hint="general", diagnoses=[subtle, constant],
-                          compare=lambda got, expected: got is expected).hint == "you tested the wrong thing"
+    assert (
+        check_function(
+            "Yes or no",
+            lambda x: x != 1,
+            cases,
+            hint="general",
+            diagnoses=[subtle, constant],
+            compare=lambda got, expected: got is expected,
+        ).hint
+        == "you tested the wrong thing"
+    )

@@ -24,7 +24,8 @@ LIBRARY_CALLS = {
     "check_alibi_slopes": lambda n: pe.alibi_slopes(n),
     "check_ntk_frequencies": lambda d, s, base=10000.0: pe.ntk_aware_frequencies(pe.rope_frequencies(d, base), s),
     "check_t5_bucket": lambda r, bidirectional=True, num_buckets=32, max_distance=128: pe.t5_relative_position_bucket(
-        r, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance),
+        r, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    ),
 }
 
 
@@ -86,12 +87,15 @@ def test_a_subclass_of_valueerror_passes_the_lookup():
 
 
 def test_the_last_position_off_by_one_fails():
-    assert not ex.check_fraction_unseen(lambda n, d, base=10000.0: float((n * pe.rope_frequencies(d, base) < 2 * math.pi).double().mean()))
+    assert not ex.check_fraction_unseen(
+        lambda n, d, base=10000.0: float((n * pe.rope_frequencies(d, base) < 2 * math.pi).double().mean())
+    )
 
 
 def test_wavelength_longer_than_the_training_length_fails():
     assert not ex.check_fraction_unseen(
-        lambda n, d, base=10000.0: float(((2 * math.pi / pe.rope_frequencies(d, base)) > n).double().mean()))
+        lambda n, d, base=10000.0: float(((2 * math.pi / pe.rope_frequencies(d, base)) > n).double().mean())
+    )
 
 
 def test_an_exact_fraction_passes():

@@ -17,6 +17,7 @@ def stub(slopes_past, slopes_future, seq_len):
 
 # --- right answers, written from scratch -----------------------------------------------------------
 
+
 def solution(slopes_past, slopes_future, seq_len):
     i = torch.arange(seq_len)[:, None]  # (s, 1) queries
     j = torch.arange(seq_len)[None, :]  # (1, s) keys
@@ -38,6 +39,7 @@ def solution_numpy_loops(slopes_past, slopes_future, seq_len):
 
 
 # --- typical wrong answers --------------------------------------------------------------------------
+
 
 def symmetric(slopes_past, slopes_future, seq_len):
     d = (torch.arange(seq_len)[:, None] - torch.arange(seq_len)[None, :]).abs().float()
@@ -105,6 +107,7 @@ def test_a_crash_is_reported_not_raised(capsys):
 
 
 # --- position interpolation on a trained RoPE decoder ----------------------------------------------
+
 
 def interpolate(model, factor):
     stretched = copy.deepcopy(model)

@@ -17,6 +17,7 @@ def stub(*args, **kwargs):
 
 # --- NTK-aware frequencies: right answers, without posenc_lib -----------------------------------
 
+
 def ntk_float64(head_dim, factor, base=10000.0):
     new_base = base * factor ** (head_dim / (head_dim - 2))
     return new_base ** (-2.0 * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
@@ -55,13 +56,22 @@ def make_ntk(new_base):
         (make_ntk(lambda b, d, s: b * s ** ((d - 2) / d)), "upside down"),
         (lambda d, s, base=10000.0: ntk_float64(d, s, 10000.0), "base argument is ignored"),
         (lambda d, s, base=10000.0: ntk_float64(d, 1.0, base), "factor has no effect"),
-        (make_ntk(lambda b, d, s: b * s ** 2), "right form b'^(-2k/d), but with b' = 40000"),
+        (make_ntk(lambda b, d, s: b * s**2), "right form b'^(-2k/d), but with b' = 40000"),
         (lambda d, s, base=10000.0: ntk_float64(d, s, base) ** 0.5, "b'^(-k/d)"),
         (lambda d, s, base=10000.0: ntk_float64(d, s, base)[:-1], "the shape is"),
         (lambda d, s, base=10000.0: float(base * s ** (d / (d - 2))), "a single number"),
     ],
-    ids=["pi", "no-exponent", "inverted-exponent", "base-ignored", "factor-ignored", "other-base", "square-root",
-         "one-short", "returns-the-base"],
+    ids=[
+        "pi",
+        "no-exponent",
+        "inverted-exponent",
+        "base-ignored",
+        "factor-ignored",
+        "other-base",
+        "square-root",
+        "one-short",
+        "returns-the-base",
+    ],
 )
 def test_ntk_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
     result = check_ntk_frequencies(wrong)
@@ -69,17 +79,22 @@ def test_ntk_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
     assert hint in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("call", [
-    lambda d, s, base: pe.ntk_aware_frequencies(ntk_float64(d, 1.0, base), s),
-    lambda d, s, base: pe.rope_frequencies(d, pe.ntk_aware_base(base, d, s)),
-    lambda d, s, base: ntk_float64(d, 1.0, pe.ntk_aware_base(base, d, s)),
-], ids=["ntk_aware_frequencies", "rope_frequencies", "ntk_aware_base"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d, s, base: pe.ntk_aware_frequencies(ntk_float64(d, 1.0, base), s),
+        lambda d, s, base: pe.rope_frequencies(d, pe.ntk_aware_base(base, d, s)),
+        lambda d, s, base: ntk_float64(d, 1.0, pe.ntk_aware_base(base, d, s)),
+    ],
+    ids=["ntk_aware_frequencies", "rope_frequencies", "ntk_aware_base"],
+)
 def test_ntk_fails_an_answer_that_calls_the_library(call, capsys):
     result = check_ntk_frequencies(lambda d, s, base=10000.0: call(d, s, base))
     assert not result and result.reason == "calls the library"
 
 
 # --- T5 buckets: right answers, without posenc_lib ---------------------------------------------
+
 
 def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128, *, dtype=torch.float32):
     out = torch.zeros_like(relative_position)
@@ -97,6 +112,7 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
 
 def t5_bucket_python(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     """A plain-Python loop in float64 (math.log), the way one might write it first."""
+
     def one(r):
         n, offset = num_buckets, 0
         if bidirectional:
@@ -177,8 +193,10 @@ def rounded(relative_position, bidirectional=True, num_buckets=32, max_distance=
         (uncapped, "share the last bucket"),
         (causal_abs, "only the past counts"),
         (rounded, "you rounded"),
-        (lambda r, bidirectional=True, num_buckets=32, max_distance=128: r.abs().clamp(max=num_buckets - 1),
-         "same for relative positions r and -r"),
+        (
+            lambda r, bidirectional=True, num_buckets=32, max_distance=128: r.abs().clamp(max=num_buckets - 1),
+            "same for relative positions r and -r",
+        ),
     ],
     ids=["mirrored", "not-halved", "uncapped", "causal-abs", "rounded", "clipped-distance"],
 )
@@ -234,13 +252,17 @@ def test_llama3_passes_on_right_answers(capsys):
     assert check_llama3_groups(lambda f, n: list(llama3_groups(f, n)))
 
 
-@pytest.mark.parametrize("wrong,hint", [
-    (lambda f, n: llama3_groups(f, n, order=(2, 1, 0)), "your order is"),
-    (lambda f, n: llama3_groups(f, n, turns_per=1.0), "not L * theta"),
-    (lambda f, n: llama3_groups(f, n, turns_per=math.pi), "not pi"),
-    (lambda f, n: llama3_groups(f, n, strict=False), "exactly 4 turns"),
-    (lambda f, n: llama3_groups(f, n)[:2], "the shape is"),
-], ids=["order", "no-2pi", "pi", "boundaries", "two-counts"])
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (lambda f, n: llama3_groups(f, n, order=(2, 1, 0)), "your order is"),
+        (lambda f, n: llama3_groups(f, n, turns_per=1.0), "not L * theta"),
+        (lambda f, n: llama3_groups(f, n, turns_per=math.pi), "not pi"),
+        (lambda f, n: llama3_groups(f, n, strict=False), "exactly 4 turns"),
+        (lambda f, n: llama3_groups(f, n)[:2], "the shape is"),
+    ],
+    ids=["order", "no-2pi", "pi", "boundaries", "two-counts"],
+)
 def test_llama3_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
     result = check_llama3_groups(wrong)
     assert not result and result.hint != LLAMA3_HINT

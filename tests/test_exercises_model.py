@@ -185,29 +185,47 @@ CHECKERS: dict[str, tuple[Callable, Callable, list[tuple[Callable, str]]]] = {
     "equivariant": (
         check_is_equivariant,
         equivariant_solution,
-        [(equivariant_tests_invariance, "tested invariance"), (equivariant_reversal_only, "the reversal"),
-         (equivariant_inverse_perm, "inverse permutation"), (equivariant_no_permutation, "True for every layer"),
-         (equivariant_returns_tensor, "return a bool"), (equivariant_swaps_first_two, "swapping only tokens 0 and 1"),
-         (equivariant_always_false, "False for every layer")],
+        [
+            (equivariant_tests_invariance, "tested invariance"),
+            (equivariant_reversal_only, "the reversal"),
+            (equivariant_inverse_perm, "inverse permutation"),
+            (equivariant_no_permutation, "True for every layer"),
+            (equivariant_returns_tensor, "return a bool"),
+            (equivariant_swaps_first_two, "swapping only tokens 0 and 1"),
+            (equivariant_always_false, "False for every layer"),
+        ],
     ),
     "rope_scores": (
         check_rope_scores,
         rope_scores_solution,
-        [(rope_scores_rotate_before_split, "before splitting"), (rope_scores_no_transpose, "transpose(1, 2)"),
-         (rope_scores_wrong_scale, "sqrt(d_h)"), (rope_scores_interleaved, "interleaved layout")],
+        [
+            (rope_scores_rotate_before_split, "before splitting"),
+            (rope_scores_no_transpose, "transpose(1, 2)"),
+            (rope_scores_wrong_scale, "sqrt(d_h)"),
+            (rope_scores_interleaved, "interleaved layout"),
+        ],
     ),
     "fraction_unseen": (
         check_fraction_unseen,
         fraction_unseen_solution,
-        [(fraction_unseen_one_radian, "2 pi radians, not 1"), (fraction_unseen_count, "not a count"),
-         (fraction_unseen_no_factor_two, "-2k / head_dim"), (fraction_unseen_ignores_base, "base argument is ignored"),
-         (fraction_unseen_last_position_off_by_one, "off by one"),
-         (fraction_unseen_wavelength_longer_than_train_len, "off by one"), (fraction_unseen_as_text, "return a number")],
+        [
+            (fraction_unseen_one_radian, "2 pi radians, not 1"),
+            (fraction_unseen_count, "not a count"),
+            (fraction_unseen_no_factor_two, "-2k / head_dim"),
+            (fraction_unseen_ignores_base, "base argument is ignored"),
+            (fraction_unseen_last_position_off_by_one, "off by one"),
+            (fraction_unseen_wavelength_longer_than_train_len, "off by one"),
+            (fraction_unseen_as_text, "return a number"),
+        ],
     ),
     "interleaved_to_half": (
         check_interleaved_to_half,
         to_half_solution,
-        [(to_half_inverse, "opposite conversion"), (to_half_odd_first, "even columns"), (to_half_evens_only, "the shape is")],
+        [
+            (to_half_inverse, "opposite conversion"),
+            (to_half_odd_first, "even columns"),
+            (to_half_evens_only, "the shape is"),
+        ],
     ),
 }
 

@@ -12,6 +12,7 @@ from posenc_lib.exercises.rope import HALF_HINT, INTERLEAVED_HINT
 
 # --- right answers, written from scratch (no posenc_lib) -----------------------------------------
 
+
 def rope_half(x, positions, base=10000.0):
     d = x.shape[-1]
     theta = base ** (-2 * torch.arange(d // 2, dtype=torch.float64) / d)  # (d/2,)
@@ -46,7 +47,10 @@ def stub(*args, **kwargs):
 
 # --- typical wrong answers ---------------------------------------------------------------------
 
-def make_half(sign=1.0, freq_factor=2.0, use_positions=True, use_base=True, position_dtype=None, angle_dtype=torch.float64):
+
+def make_half(
+    sign=1.0, freq_factor=2.0, use_positions=True, use_base=True, position_dtype=None, angle_dtype=torch.float64
+):
     def fn(x, positions, base=10000.0):
         d = x.shape[-1]
         b = base if use_base else 10000.0
@@ -109,8 +113,18 @@ def test_a_non_function_fails():
         (make_half(angle_dtype=torch.float16), "16-bit float"),
         (lambda x, positions, base=10000.0: make_half()(x, positions, base)[..., :-1], "the shape is"),
     ],
-    ids=["wrong-layout", "minus-theta", "k-over-d", "positions-ignored", "base-ignored", "identity", "bf16-positions",
-         "bf16-angles", "fp16-angles", "one-column-short"],
+    ids=[
+        "wrong-layout",
+        "minus-theta",
+        "k-over-d",
+        "positions-ignored",
+        "base-ignored",
+        "identity",
+        "bf16-positions",
+        "bf16-angles",
+        "fp16-angles",
+        "one-column-short",
+    ],
 )
 def test_rope_half_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
     result = check_rope_half(wrong)
@@ -137,13 +151,24 @@ def test_rope_interleaved_fails_on_wrong_answers_with_the_right_hint(wrong, hint
 
 
 @pytest.mark.parametrize("checker, layout", [(check_rope_half, "half"), (check_rope_interleaved, "interleaved")])
-@pytest.mark.parametrize("call", [
-    lambda x, p, base, layout: pe.apply_rope(x, p, base=base, layout=layout),
-    lambda x, p, base, layout: pe.RotaryEmbedding(x.shape[-1], base=base, layout=layout)(x, p),
-    lambda x, p, base, layout: pe.rotate_pairs(x, *(lambda a: (a.cos(), a.sin()))(pe.rope_angles(p, pe.rope_frequencies(x.shape[-1], base))), layout=layout),
-    lambda x, p, base, layout: rope_half(x[..., pe.interleaved_to_half_permutation(x.shape[-1])], p, base)[..., pe.half_to_interleaved_permutation(x.shape[-1])]
-    if layout == "interleaved" else rope_half(x, p, base) * pe.rope_frequencies(2)[0],
-], ids=["apply_rope", "RotaryEmbedding", "rotate_pairs", "permutations-or-frequencies"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, p, base, layout: pe.apply_rope(x, p, base=base, layout=layout),
+        lambda x, p, base, layout: pe.RotaryEmbedding(x.shape[-1], base=base, layout=layout)(x, p),
+        lambda x, p, base, layout: pe.rotate_pairs(
+            x, *(lambda a: (a.cos(), a.sin()))(pe.rope_angles(p, pe.rope_frequencies(x.shape[-1], base))), layout=layout
+        ),
+        lambda x, p, base, layout: (
+            rope_half(x[..., pe.interleaved_to_half_permutation(x.shape[-1])], p, base)[
+                ..., pe.half_to_interleaved_permutation(x.shape[-1])
+            ]
+            if layout == "interleaved"
+            else rope_half(x, p, base) * pe.rope_frequencies(2)[0]
+        ),
+    ],
+    ids=["apply_rope", "RotaryEmbedding", "rotate_pairs", "permutations-or-frequencies"],
+)
 def test_rope_checkers_fail_an_answer_that_calls_the_library(checker, layout, call, capsys):
     result = checker(lambda x, p, base=10000.0: call(x, p, base, layout))
     assert not result and result.reason == "calls the library"
@@ -166,6 +191,7 @@ def test_rope_checker_reports_a_crash_instead_of_raising(capsys):
 
 
 # --- ALiBi slopes ------------------------------------------------------------------------------
+
 
 def authors_slopes(n):
     def power_of_two(count):
@@ -193,8 +219,20 @@ def test_alibi_slopes_passes_on_right_answers():
         (lambda n: sorted(authors_slopes(n), reverse=True), "your slopes are sorted"),
         (lambda n: sorted(authors_slopes(n)), "increasing order"),
         (lambda n: [2.0 ** (-8.0 * h / n) for h in range(n)], "off by one"),
-        (lambda n: authors_slopes(2 ** math.floor(math.log2(n))) + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[1::2][: n - 2 ** math.floor(math.log2(n))], "[1::2]"),
-        (lambda n: authors_slopes(2 ** math.floor(math.log2(n))) + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[: n - 2 ** math.floor(math.log2(n))], "first n - p"),
+        (
+            lambda n: (
+                authors_slopes(2 ** math.floor(math.log2(n)))
+                + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[1::2][: n - 2 ** math.floor(math.log2(n))]
+            ),
+            "[1::2]",
+        ),
+        (
+            lambda n: (
+                authors_slopes(2 ** math.floor(math.log2(n)))
+                + naive_slopes(2 * 2 ** math.floor(math.log2(n)))[: n - 2 ** math.floor(math.log2(n))]
+            ),
+            "first n - p",
+        ),
         (lambda n: authors_slopes(n)[:-1], "the shape is"),  # one slope short
         (lambda n: [2.0 ** (-8.0 * h / 2 ** math.ceil(math.log2(n))) for h in range(1, n + 1)], "next power of two"),
     ],
@@ -206,11 +244,15 @@ def test_alibi_slopes_fails_on_wrong_answers_with_the_right_hint(wrong, hint, ca
     assert hint in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("call", [
-    lambda n: pe.alibi_slopes(n),
-    lambda n: -pe.alibi_bias(n, 2, causal=False)[:, 0, 1],
-    lambda n: -pe.alibi_bias_compact(n, 2)[:, 0, 0],
-], ids=["alibi_slopes", "alibi_bias", "alibi_bias_compact"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda n: pe.alibi_slopes(n),
+        lambda n: -pe.alibi_bias(n, 2, causal=False)[:, 0, 1],
+        lambda n: -pe.alibi_bias_compact(n, 2)[:, 0, 0],
+    ],
+    ids=["alibi_slopes", "alibi_bias", "alibi_bias_compact"],
+)
 def test_alibi_slopes_fails_an_answer_that_calls_the_library(call, capsys):
     result = check_alibi_slopes(call)
     assert not result and result.reason == "calls the library"

@@ -21,8 +21,17 @@ def stub(*args):
 # --- check_sinusoidal ---------------------------------------------------------------------------
 
 
-def table(seq_len, d_model, *, exponent=lambda k, d: 2 * k / d, cos_exponent=None, swap=False, first=0,
-          concatenated=False, dtype=np.float64):
+def table(
+    seq_len,
+    d_model,
+    *,
+    exponent=lambda k, d: 2 * k / d,
+    cos_exponent=None,
+    swap=False,
+    first=0,
+    concatenated=False,
+    dtype=np.float64,
+):
     """A sinusoidal table written with NumPy (no posenc_lib), with one mistake switched on if asked."""
     cos_exponent = cos_exponent or exponent
     p = np.arange(first, first + seq_len, dtype=np.float64)[:, None]  # (s, 1)
@@ -47,9 +56,18 @@ def sinusoidal_student_loop(seq_len, d_model):
 
 
 SINUSOIDAL_WRONG = {
-    "off-by-one exponent 2(k+1)/d": (lambda s, d: table(s, d, exponent=lambda k, d: 2 * (k + 1) / d), "off by one pair"),
-    "odd column uses its own index": (lambda s, d: table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d), "SAME frequency"),
-    "exponent 2i/d with i the column index": (lambda s, d: table(s, d, exponent=lambda k, d: 4 * k / d), "doubled the index"),
+    "off-by-one exponent 2(k+1)/d": (
+        lambda s, d: table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
+        "off by one pair",
+    ),
+    "odd column uses its own index": (
+        lambda s, d: table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
+        "SAME frequency",
+    ),
+    "exponent 2i/d with i the column index": (
+        lambda s, d: table(s, d, exponent=lambda k, d: 4 * k / d),
+        "doubled the index",
+    ),
     "sin and cos swapped": (lambda s, d: table(s, d, swap=True), "swapped"),
     "concatenated layout": (lambda s, d: table(s, d, concatenated=True), "concatenated layout"),
     "positions start at 1": (lambda s, d: table(s, d, first=1), "positions start at 0"),
@@ -57,8 +75,10 @@ SINUSOIDAL_WRONG = {
     "an extra column for odd d": (lambda s, d: table(s, d + d % 2), "d_model + 1 columns"),
     "a list of lists of zeros": (lambda s, d: np.zeros((s, d)).tolist(), "every entry of your result is 0"),
     "forgot to return": (lambda s, d: None, "returned None"),
-    "crashes on odd d": (lambda s, d: table(s, d) if d % 2 == 0 else np.zeros((s, d))[:, ::3] @ np.ones((2, 2)),
-                         "odd d_model: the last column"),
+    "crashes on odd d": (
+        lambda s, d: table(s, d) if d % 2 == 0 else np.zeros((s, d))[:, ::3] @ np.ones((2, 2)),
+        "odd d_model: the last column",
+    ),
 }
 
 
@@ -82,12 +102,15 @@ def test_sinusoidal_checker_passes_solutions():
     assert check_sinusoidal(lambda s, d: torch.from_numpy(table(s, d, dtype=np.float32)))  # float32, torch
 
 
-@pytest.mark.parametrize("call", [
-    lambda s, d: pe.sinusoidal_encoding(s, d),
-    lambda s, d: pe.sinusoidal_encoding_loop(s, d),
-    lambda s, d: pe.SinusoidalPositionalEncoding(d, s)(torch.zeros(1, s, d))[0],
-    lambda s, d: np.sin(np.arange(s)[:, None] * pe.sinusoidal_frequencies(d)),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, d: pe.sinusoidal_encoding(s, d),
+        lambda s, d: pe.sinusoidal_encoding_loop(s, d),
+        lambda s, d: pe.SinusoidalPositionalEncoding(d, s)(torch.zeros(1, s, d))[0],
+        lambda s, d: np.sin(np.arange(s)[:, None] * pe.sinusoidal_frequencies(d)),
+    ],
+)
 def test_sinusoidal_checker_fails_an_answer_that_calls_the_library(call, capsys):
     result = check_sinusoidal(call)
     assert not result and result.reason == "calls the library"
@@ -128,7 +151,10 @@ SHIFT_WRONG = {
     "shifts by -k (transposed)": (lambda k, d: blocks(k, d).T, "wrong way"),
     "same angle k for every pair": (lambda k, d: blocks(k, d, omega=np.ones(d // 2)), "its own angle"),
     "identity": (lambda k, d: np.eye(d), "does not depend on k"),
-    "frequencies off by one pair": (lambda k, d: blocks(k, d, omega=10000.0 ** (-2.0 * (np.arange(d // 2) + 1) / d)), "off by one pair"),
+    "frequencies off by one pair": (
+        lambda k, d: blocks(k, d, omega=10000.0 ** (-2.0 * (np.arange(d // 2) + 1) / d)),
+        "off by one pair",
+    ),
     "concatenated layout": (concatenated_shift, "concatenated layout"),
     "blocks that are not rotations": (lambda k, d: blocks(k, d, mirror=1.0), "not rotations"),
     "a torch tensor of the wrong size": (lambda k, d: torch.eye(d + 1), "the shape is"),
@@ -165,7 +191,9 @@ def lookup_solution(table, positions):
     max_len = table.shape[0]
     for p in positions.tolist():
         if not 0 <= p < max_len:
-            raise ValueError(f"position {p} requested, but the table has positions 0..{max_len - 1} (max_len={max_len})")
+            raise ValueError(
+                f"position {p} requested, but the table has positions 0..{max_len - 1} (max_len={max_len})"
+            )
     return table[positions]
 
 
@@ -238,8 +266,16 @@ def test_lookup_checker_fails_the_stub():
         (lookup_refuses_the_last_row, "max_len - 1 is the last row"),
         (lookup_clamps, "returned rows: raise ValueError"),
     ],
-    ids=["bare-indexing", "F.embedding", "off-by-one", "upper-only", "vague-message", "index-error", "refuses-last",
-         "clamps"],
+    ids=[
+        "bare-indexing",
+        "F.embedding",
+        "off-by-one",
+        "upper-only",
+        "vague-message",
+        "index-error",
+        "refuses-last",
+        "clamps",
+    ],
 )
 def test_lookup_checker_fails_wrong_answers(wrong, hint, capsys):
     result = check_position_lookup(wrong)

@@ -16,8 +16,9 @@ L = 8  # trained length of the small models below
 
 
 def small_decoder(scheme: str, seed: int = 0) -> torch.nn.Module:
-    config = TransformerConfig(vocab_size=9, n_outputs=8, scheme=scheme, causal=True, max_len=L,
-                               d_model=32, n_heads=2, n_layers=2, d_ff=32)
+    config = TransformerConfig(
+        vocab_size=9, n_outputs=8, scheme=scheme, causal=True, max_len=L, d_model=32, n_heads=2, n_layers=2, d_ff=32
+    )
     return build_model(config, seed=seed)
 
 
@@ -86,15 +87,17 @@ def test_fine_tune_trains_a_copy_on_the_longer_length_with_the_same_batches_for_
         return tokens, targets
 
     before = copy.deepcopy(model.state_dict())
-    tuned = {m: extension.fine_tune(model, m, 2, L, batch, steps=2, batch_size=4, lr=1e-3, seed=5)
-             for m in ("plain", "yarn")}
+    tuned = {
+        m: extension.fine_tune(model, m, 2, L, batch, steps=2, batch_size=4, lr=1e-3, seed=5) for m in ("plain", "yarn")
+    }
     assert [t.shape for t in seen] == [(4, 2 * L)] * 4
     torch.testing.assert_close(seen[0], seen[2])  # the same data for both methods
     for name, tensor in model.state_dict().items():
         torch.testing.assert_close(tensor, before[name])  # the trained model is untouched
     assert not torch.equal(tuned["plain"].head.weight, model.head.weight)
-    torch.testing.assert_close(tuned["yarn"].rope.frequencies.double(),
-                               rope_scaling.yarn_frequencies(pe.rope_frequencies(16), 2, L))
+    torch.testing.assert_close(
+        tuned["yarn"].rope.frequencies.double(), rope_scaling.yarn_frequencies(pe.rope_frequencies(16), 2, L)
+    )
 
 
 def test_summarize_gives_exact_region_means_and_bucket_curves():

@@ -50,7 +50,9 @@ def test_results_were_made_with_the_current_settings(results):
 
 
 def test_every_run_is_stored_once(results):
-    assert sorted(map(script.spec_key, results["runs"]), key=str) == sorted(map(script.spec_key, script.all_specs()), key=str)
+    assert sorted(map(script.spec_key, results["runs"]), key=str) == sorted(
+        map(script.spec_key, script.all_specs()), key=str
+    )
 
 
 def test_every_setting_has_at_least_five_seeds():
@@ -78,12 +80,24 @@ def model_of(settings: dict, run: dict) -> TinyTransformer:
     """The (untrained) model of a stored run, as the stored settings describe it."""
     if run["experiment"] in ("order", "learned_init"):
         order = settings["order"]
-        config = TransformerConfig(vocab_size=order["vocab_size"], scheme=run["scheme"], causal=False, n_outputs=2,
-                                   max_len=order["seq_len"], **settings["model"])
+        config = TransformerConfig(
+            vocab_size=order["vocab_size"],
+            scheme=run["scheme"],
+            causal=False,
+            n_outputs=2,
+            max_len=order["seq_len"],
+            **settings["model"],
+        )
     else:
         task = settings["decoder_tasks"]["copy" if run["experiment"].startswith("alibi") else run["experiment"]]
-        config = TransformerConfig(vocab_size=task["vocab_size"] + 1, n_outputs=task["vocab_size"], scheme=run["scheme"],
-                                   causal=True, max_len=settings["decoder"]["train_len"], **settings["model"])
+        config = TransformerConfig(
+            vocab_size=task["vocab_size"] + 1,
+            n_outputs=task["vocab_size"],
+            scheme=run["scheme"],
+            causal=True,
+            max_len=settings["decoder"]["train_len"],
+            **settings["model"],
+        )
     return build_model(config, seed=0)
 
 
@@ -146,7 +160,8 @@ def test_extension_methods_that_keep_short_sequences_do(results):
             no_ft = run["extension"]["no_fine_tune"]
             assert no_ft["plain"]["4"]["regions"] == run["eval"]["regions"]
             assert no_ft["dynamic_ntk"]["4"]["regions"]["inside"] == pytest.approx(
-                run["eval"]["regions"]["inside"], abs=2e-3)  # float summation order only
+                run["eval"]["regions"]["inside"], abs=2e-3
+            )  # float summation order only
             fine_tuned = run["extension"]["fine_tune"][str(results["settings"]["extension"]["fine_tune"]["factor"])]
             assert sorted(fine_tuned) == sorted(results["settings"]["extension"]["fine_tuned"])
 
@@ -231,8 +246,8 @@ def test_the_stored_model_file_is_the_model_of_the_stored_numbers(results, rope_
             seq_len = int(factor) * train_len
             if method == "dynamic_ntk":
                 got = script.extension.dynamic_correct_by_position(
-                    model, tokens[:, :seq_len], targets[:, :seq_len], train_len,
-                    settings["extension"]["dynamic_bucket"])
+                    model, tokens[:, :seq_len], targets[:, :seq_len], train_len, settings["extension"]["dynamic_bucket"]
+                )
             else:
                 extended = script.extension.with_method(model, method, int(factor), train_len, seq_len)
                 got = script.extension.correct_by_position(extended, tokens[:, :seq_len], targets[:, :seq_len])
@@ -245,8 +260,12 @@ def test_the_chapter_shows_the_stored_results(results):
     """The chapter's printed output (which nbval shows to be what a fresh run prints) carries this file's
     provenance: the chapter reads the file, and was re-executed after the file was last written."""
     notebook = nbformat.read(NOTEBOOK, as_version=4)
-    printed = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
-                      for output in cell.get("outputs", []))
+    printed = "".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
     provenance = results["provenance"]
     for stamp in (provenance["started_utc"], provenance["finished_utc"]):
         assert stamp in printed, f"{NOTEBOOK.name} does not show the results file made at {stamp}: re-execute it"

@@ -284,4 +284,6 @@ def test_compact_gives_the_same_attention_as_the_full_bias(q_len, k_len):
 def test_compact_matches_hugging_face_mpt(n_heads):
     from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
 
-    torch.testing.assert_close(pe.alibi_bias_compact(n_heads, 300), build_mpt_alibi_tensor(n_heads, 300), rtol=1e-6, atol=0)
+    torch.testing.assert_close(
+        pe.alibi_bias_compact(n_heads, 300), build_mpt_alibi_tensor(n_heads, 300), rtol=1e-6, atol=0
+    )

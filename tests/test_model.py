@@ -29,11 +29,16 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def encoder(scheme: str, seed: int = 0, **overrides) -> TinyTransformer:
-    return build_model(TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=False, n_outputs=2, **{**SMALL, **overrides}), seed=seed)
+    return build_model(
+        TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=False, n_outputs=2, **{**SMALL, **overrides}),
+        seed=seed,
+    )
 
 
 def decoder(scheme: str, seed: int = 0, **overrides) -> TinyTransformer:
-    return build_model(TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=True, **{**SMALL, **overrides}), seed=seed)
+    return build_model(
+        TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=True, **{**SMALL, **overrides}), seed=seed
+    )
 
 
 def random_tokens(b: int, s: int, seed: int = 0) -> torch.Tensor:
@@ -273,7 +278,9 @@ def test_symmetric_alibi_encoder_cannot_tell_a_sequence_from_its_reversal():
     """The encoder's ALiBi bias -m|i-j| only sees distance, not direction: reversing the input reverses the hidden states."""
     model = encoder("alibi")
     tokens = random_tokens(4, 12)
-    torch.testing.assert_close(model.hidden_states(tokens.flip(1)), model.hidden_states(tokens).flip(1), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        model.hidden_states(tokens.flip(1)), model.hidden_states(tokens).flip(1), atol=1e-5, rtol=1e-5
+    )
     torch.testing.assert_close(model(tokens.flip(1)), model(tokens), atol=1e-5, rtol=1e-5)
     rope = encoder("rope")  # RoPE's score depends on the signed offset j - i
     assert (rope(tokens.flip(1)) - rope(tokens)).abs().max() > 1e-4
@@ -470,6 +477,11 @@ def test_build_model_is_seeded_and_leaves_global_rng_alone():
 def test_models_differing_only_in_the_mask_or_a_function_scheme_start_from_the_same_weights():
     """build_model draws the same numbers for the same sizes: chapters rely on it to compare masks and schemes."""
     a = build_model(TransformerConfig(vocab_size=VOCAB, scheme="none", causal=False, n_outputs=VOCAB, **SMALL), seed=3)
-    for other in (decoder("none", seed=3), decoder("rope", seed=3), decoder("alibi", seed=3), decoder("sinusoidal", seed=3)):
+    for other in (
+        decoder("none", seed=3),
+        decoder("rope", seed=3),
+        decoder("alibi", seed=3),
+        decoder("sinusoidal", seed=3),
+    ):
         for (name, pa), pb in zip(a.named_parameters(), other.parameters()):
             assert torch.equal(pa, pb), name

@@ -49,15 +49,20 @@ def test_the_solutions_score_every_autograded_point(chapter, graded):
 
 def test_every_chapter_with_an_exercise_the_library_computes_has_a_library_submission(graded):
     asked = {name for name in LIBRARY_ANSWERS}
-    defined = {chapter.path.stem for chapter in graded.chapters for cell in chapter.source.cells
-               if cell.cell_type == "code" and library_answer(cell.source) is not None}
+    defined = {
+        chapter.path.stem
+        for chapter in graded.chapters
+        for cell in chapter.source.cells
+        if cell.cell_type == "code" and library_answer(cell.source) is not None
+    }
     assert set(graded.cheated) == defined
     answered = {label for labels in graded.cheated.values() for label in labels}
     assert len(answered) == len(asked)  # every library answer was used by exactly one exercise
 
 
-@pytest.mark.parametrize("chapter", ["03_sinusoidal", "04_learned", "05_rope", "06_alibi", "07_beyond_alibi",
-                                     "10_interview_questions"])
+@pytest.mark.parametrize(
+    "chapter", ["03_sinusoidal", "04_learned", "05_rope", "06_alibi", "07_beyond_alibi", "10_interview_questions"]
+)
 def test_answers_that_call_the_library_score_nothing_for_those_exercises(chapter, graded):
     cheated = graded.cheated[chapter]
     for grade in (g for g in graded.grades[chapter, "library"] if g.test):
@@ -70,7 +75,12 @@ def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
     import posenc_lib.exercises._core as core
 
     monkeypatch.setattr(core, "library_unavailable", lambda *a, **k: contextlib.nullcontext([]))
-    namespace = {"pe": __import__("posenc_lib"), "torch": __import__("torch"), "copy": __import__("copy"), **vars(exercises)}
+    namespace = {
+        "pe": __import__("posenc_lib"),
+        "torch": __import__("torch"),
+        "copy": __import__("copy"),
+        **vars(exercises),
+    }
     seen = set()
     for chapter in toc_chapters():
         source = ms.read_chapter(*chapter).source
@@ -90,10 +100,15 @@ def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
 def test_the_release_is_the_student_edition_plus_test_cells(chapter, graded):
     release = graded.release(chapter)
     student = nbformat.read(graded.root / "student" / "book" / f"{chapter}.ipynb", as_version=4)
-    tests = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"]["solution"]]
+    tests = [
+        c
+        for c in release.cells
+        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"]["solution"]
+    ]
     kept = [c for c in release.cells if c not in tests]
-    assert [(c.cell_type, c.source, c.get("outputs")) for c in kept] == \
-        [(c.cell_type, c.source, c.get("outputs")) for c in student.cells]
+    assert [(c.cell_type, c.source, c.get("outputs")) for c in kept] == [
+        (c.cell_type, c.source, c.get("outputs")) for c in student.cells
+    ]
     assert tests and all(c.source.split("\n")[-1].startswith("assert check_") for c in tests)
 
 

@@ -13,9 +13,7 @@ from posenc_lib.plotting import bar_plot, trajectory_plot
 
 
 def test_trajectory_plot_draws_one_line_per_path_and_labels_points():
-    ax = trajectory_plot(
-        {"cat": torch.zeros(5, 2), "dog": np.ones((3, 2))}, title="t", xlabel="x", ylabel="y"
-    )
+    ax = trajectory_plot({"cat": torch.zeros(5, 2), "dog": np.ones((3, 2))}, title="t", xlabel="x", ylabel="y")
     assert [line.get_label() for line in ax.get_lines()] == ["cat", "dog"]
     assert len(ax.texts) == 8
     assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("t", "x", "y")

@@ -52,8 +52,10 @@ def test_panels_are_stacked_at_the_column_width():
     assert plotting.readability(fig)["width_px"] <= COLUMN_PX
 
 
-@pytest.mark.parametrize("bad, message", [(0, "n must be a positive int"), (2.5, "n must be a positive int"),
-                                          (True, "n must be a positive int")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [(0, "n must be a positive int"), (2.5, "n must be a positive int"), (True, "n must be a positive int")],
+)
 def test_panels_refuse_a_bad_count(bad, message):
     with pytest.raises(ValueError, match=message):
         plotting.panels(bad)
@@ -65,8 +67,14 @@ def test_panels_refuse_a_width_wider_than_the_column():
 
 
 def test_a_heatmap_grid_wraps_into_rows_instead_of_growing_wider_than_the_column():
-    fig = plotting.heatmap_grid(np.random.default_rng(0).random((4, 6, 6)), titles=list("abcd"), suptitle="s",
-                                xlabel="key", ylabel="query", ncols=4)
+    fig = plotting.heatmap_grid(
+        np.random.default_rng(0).random((4, 6, 6)),
+        titles=list("abcd"),
+        suptitle="s",
+        xlabel="key",
+        ylabel="query",
+        ncols=4,
+    )
     used = [ax for ax in fig.axes if ax.images]
     rows = {round(ax.get_position().y0, 3) for ax in used}
     assert len(used) == 4 and len(rows) == 2
@@ -105,10 +113,12 @@ def run_notebook(env_format: str | None) -> list[str]:
     from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(
-        "import matplotlib.pyplot as plt\nfrom posenc_lib.plotting import use_course_style\nuse_course_style()\n"
-        "plt.plot([1, 2, 3])\nplt.show()"
-    )]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "import matplotlib.pyplot as plt\nfrom posenc_lib.plotting import use_course_style\nuse_course_style()\n"
+            "plt.plot([1, 2, 3])\nplt.show()"
+        )
+    ]
     env = {k: v for k, v in os.environ.items() if k != "POSENC_FIGURE_FORMAT"}
     if env_format:
         env["POSENC_FIGURE_FORMAT"] = env_format

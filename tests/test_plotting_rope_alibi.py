@@ -31,7 +31,9 @@ def test_arrows_on_circle_rejects_bad_shapes():
 
 
 def test_heatmap_grid_blanks_non_finite_entries_and_shares_the_scale():
-    stack = torch.tensor([[[0.0, -float("inf")], [-1.0, 0.0]], [[0.0, -float("inf")], [-4.0, 0.0]], [[0.0, 0.0], [-2.0, 0.0]]])
+    stack = torch.tensor(
+        [[[0.0, -float("inf")], [-1.0, 0.0]], [[0.0, -float("inf")], [-4.0, 0.0]], [[0.0, 0.0], [-2.0, 0.0]]]
+    )
     fig = heatmap_grid(stack, titles=["h1", "h2", "h3"], suptitle="s", xlabel="key", ylabel="query", ncols=2)
     panels = [ax for ax in fig.axes if ax.images]
     assert len(panels) == 3

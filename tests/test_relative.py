@@ -44,7 +44,7 @@ def float64_buckets(relative, num_buckets, max_distance):
     max_exact = half // 2
     distance = relative.abs()
     scaled = distance.clamp(min=max_exact).double() / max_exact
-    log_bucket = (max_exact + (torch.log(scaled) / math.log(max_distance / max_exact) * (half - max_exact)).long())
+    log_bucket = max_exact + (torch.log(scaled) / math.log(max_distance / max_exact) * (half - max_exact)).long()
     return (relative > 0).long() * half + torch.where(distance < max_exact, distance, log_bucket.clamp(max=half - 1))
 
 
@@ -76,7 +76,9 @@ def test_t5_defaults_shape_of_buckets():
     past = decoder[:301].flip(0)  # distance 0 .. 300
     assert torch.all(past[1:] >= past[:-1])
     widths = torch.bincount(past, minlength=32)
-    assert widths[30] > 4 * widths[16], "log-spaced buckets widen with distance (floors make them only roughly monotone)"
+    assert widths[30] > 4 * widths[16], (
+        "log-spaced buckets widen with distance (floors make them only roughly monotone)"
+    )
 
 
 def test_relative_positions_align_queries_to_the_end():
@@ -90,8 +92,14 @@ def test_bias_module_matches_hf_compute_bias():
     from transformers import T5Config
 
     for is_decoder in (False, True):
-        config = T5Config(d_model=16, d_kv=4, num_heads=3, relative_attention_num_buckets=32,
-                          relative_attention_max_distance=128, is_decoder=is_decoder)
+        config = T5Config(
+            d_model=16,
+            d_kv=4,
+            num_heads=3,
+            relative_attention_num_buckets=32,
+            relative_attention_max_distance=128,
+            is_decoder=is_decoder,
+        )
         torch.manual_seed(0)
         hf = T5Attention(config, has_relative_attention_bias=True)
         ours = pe.T5RelativeBias(3, 32, 128, bidirectional=not is_decoder)
@@ -125,17 +133,45 @@ def test_shaw_clipping():
 
 
 BAD = [
-    (lambda: pe.t5_relative_position_bucket(torch.tensor([1.5])), TypeError, "relative_position must be an integer tensor"),
+    (
+        lambda: pe.t5_relative_position_bucket(torch.tensor([1.5])),
+        TypeError,
+        "relative_position must be an integer tensor",
+    ),
     (lambda: pe.t5_relative_position_bucket([1, 2]), TypeError, "relative_position must be a torch.Tensor"),
-    (lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=3), ValueError, "num_buckets must be >= 4 for bidirectional"),
-    (lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=False, num_buckets=1), ValueError, "num_buckets must be >= 2 for causal"),
-    (lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=32, max_distance=8), ValueError, "max_distance must exceed the 8 exact buckets"),
-    (lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=1), TypeError, "bidirectional must be True or False"),
-    (lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=32.0), TypeError, "num_buckets must be a positive integer"),
+    (
+        lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=3),
+        ValueError,
+        "num_buckets must be >= 4 for bidirectional",
+    ),
+    (
+        lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=False, num_buckets=1),
+        ValueError,
+        "num_buckets must be >= 2 for causal",
+    ),
+    (
+        lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=32, max_distance=8),
+        ValueError,
+        "max_distance must exceed the 8 exact buckets",
+    ),
+    (
+        lambda: pe.t5_relative_position_bucket(torch.arange(3), bidirectional=1),
+        TypeError,
+        "bidirectional must be True or False",
+    ),
+    (
+        lambda: pe.t5_relative_position_bucket(torch.arange(3), num_buckets=32.0),
+        TypeError,
+        "num_buckets must be a positive integer",
+    ),
     (lambda: pe.T5RelativeBias(0), ValueError, "n_heads must be a positive integer"),
     (lambda: pe.T5RelativeBias(2)(0), ValueError, "q_len must be a positive integer"),
     (lambda: pe.relative_positions(3, 0), ValueError, "k_len must be a positive integer"),
-    (lambda: pe.shaw_relative_index(3, max_relative_position=0), ValueError, "max_relative_position must be a positive integer"),
+    (
+        lambda: pe.shaw_relative_index(3, max_relative_position=0),
+        ValueError,
+        "max_relative_position must be a positive integer",
+    ),
 ]
 
 

@@ -45,12 +45,19 @@ def test_rotation_preserves_norm(half, seq_len, offset, layout):
 
 
 @settings(max_examples=30, deadline=None)
-@given(m=st.integers(0, 5000), n=st.integers(0, 5000), shift=st.integers(0, 5000), layout=st.sampled_from(["half", "interleaved"]))
+@given(
+    m=st.integers(0, 5000),
+    n=st.integers(0, 5000),
+    shift=st.integers(0, 5000),
+    layout=st.sampled_from(["half", "interleaved"]),
+)
 def test_score_depends_only_on_relative_distance(m, n, shift, layout):
     gen = torch.Generator().manual_seed(7)
     q, k = torch.randn(2, 1, 64, generator=gen, dtype=torch.float64)
     score = (pe.apply_rope(q, offset=m, layout=layout) * pe.apply_rope(k, offset=n, layout=layout)).sum()
-    shifted = (pe.apply_rope(q, offset=m + shift, layout=layout) * pe.apply_rope(k, offset=n + shift, layout=layout)).sum()
+    shifted = (
+        pe.apply_rope(q, offset=m + shift, layout=layout) * pe.apply_rope(k, offset=n + shift, layout=layout)
+    ).sum()
     torch.testing.assert_close(score, shifted, rtol=1e-9, atol=1e-9)
 
 

@@ -17,8 +17,9 @@ from posenc_lib.rope import (
 
 
 def test_wavelengths():
-    torch.testing.assert_close(wavelengths(rope_frequencies(4, base=100.0)),
-                               torch.tensor([2 * math.pi, 20 * math.pi], dtype=torch.float64))
+    torch.testing.assert_close(
+        wavelengths(rope_frequencies(4, base=100.0)), torch.tensor([2 * math.pi, 20 * math.pi], dtype=torch.float64)
+    )
 
 
 def test_decay_bound_brute_force_and_value_at_zero():

@@ -25,8 +25,12 @@ def hf_config(head_dim: int, base: float, max_position_embeddings: int, **rope) 
     """A config for HF's RoPE functions; transformers 5.x reads `rope_parameters` (4.x: rope_theta/rope_scaling)."""
     major = int(transformers.__version__.split(".")[0])
     params = {"rope_theta": base, **rope}
-    kwargs = dict(hidden_size=head_dim * 4, num_attention_heads=4, head_dim=head_dim,
-                  max_position_embeddings=max_position_embeddings)
+    kwargs = dict(
+        hidden_size=head_dim * 4,
+        num_attention_heads=4,
+        head_dim=head_dim,
+        max_position_embeddings=max_position_embeddings,
+    )
     if major >= 5:
         return LlamaConfig(**kwargs, rope_parameters=params)
     rope_type = params.pop("rope_type")
@@ -136,12 +140,26 @@ YARN_CASES = [
 
 @pytest.mark.parametrize("head_dim,base,factor,original,beta_fast,beta_slow,truncate", YARN_CASES)
 def test_yarn_matches_hf(head_dim, base, factor, original, beta_fast, beta_slow, truncate):
-    config = hf_config(head_dim, base, int(original * factor), rope_type="yarn", factor=factor,
-                       original_max_position_embeddings=original, beta_fast=beta_fast, beta_slow=beta_slow,
-                       truncate=truncate)
+    config = hf_config(
+        head_dim,
+        base,
+        int(original * factor),
+        rope_type="yarn",
+        factor=factor,
+        original_max_position_embeddings=original,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+    )
     reference, scale = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
-    ours = pe.yarn_frequencies(pe.rope_frequencies(head_dim, base), factor, original,
-                               beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate)
+    ours = pe.yarn_frequencies(
+        pe.rope_frequencies(head_dim, base),
+        factor,
+        original,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+    )
     difference = relative_difference(ours, reference)
     record("yarn", difference)
     assert difference < FLOAT32_RTOL
@@ -150,10 +168,20 @@ def test_yarn_matches_hf(head_dim, base, factor, original, beta_fast, beta_slow,
     assert attention_factor == pytest.approx(scale, rel=1e-12)
 
 
-@pytest.mark.parametrize("factor,mscale,mscale_all_dim", [(40.0, 1.0, 1.0), (40.0, 0.707, 0.707), (16.0, 1.0, 0.5), (4.0, 2.0, 1.0)])
+@pytest.mark.parametrize(
+    "factor,mscale,mscale_all_dim", [(40.0, 1.0, 1.0), (40.0, 0.707, 0.707), (16.0, 1.0, 0.5), (4.0, 2.0, 1.0)]
+)
 def test_yarn_deepseek_attention_factor_matches_hf(factor, mscale, mscale_all_dim):
-    config = hf_config(64, 10_000.0, 4096 * int(factor), rope_type="yarn", factor=factor,
-                       original_max_position_embeddings=4096, mscale=mscale, mscale_all_dim=mscale_all_dim)
+    config = hf_config(
+        64,
+        10_000.0,
+        4096 * int(factor),
+        rope_type="yarn",
+        factor=factor,
+        original_max_position_embeddings=4096,
+        mscale=mscale,
+        mscale_all_dim=mscale_all_dim,
+    )
     _, scale = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
     ours = pe.yarn_attention_factor(factor, mscale=mscale, mscale_all_dim=mscale_all_dim)
     record("yarn attention factor", abs(ours - scale) / scale)
@@ -163,8 +191,14 @@ def test_yarn_deepseek_attention_factor_matches_hf(factor, mscale, mscale_all_di
 def test_yarn_end_to_end_with_apply_rope_matches_hf_rotary():
     """apply_rope with YaRN frequencies, times the attention factor, equals HF's rotary embedding of q and k."""
     head_dim, factor, original = 64, 8.0, 1024
-    config = hf_config(head_dim, 10_000.0, int(original * factor), rope_type="yarn", factor=factor,
-                       original_max_position_embeddings=original)
+    config = hf_config(
+        head_dim,
+        10_000.0,
+        int(original * factor),
+        rope_type="yarn",
+        factor=factor,
+        original_max_position_embeddings=original,
+    )
     rotary = LlamaRotaryEmbedding(config)
     gen = torch.Generator().manual_seed(0)
     q, k = torch.randn(2, 2, 3, 300, head_dim, generator=gen)  # each (b, h, s, d)
@@ -195,11 +229,20 @@ LLAMA3_CASES = [
 
 @pytest.mark.parametrize("head_dim,base,factor,original,low,high", LLAMA3_CASES)
 def test_llama3_matches_hf(head_dim, base, factor, original, low, high):
-    config = hf_config(head_dim, base, int(original * factor), rope_type="llama3", factor=factor,
-                       original_max_position_embeddings=original, low_freq_factor=low, high_freq_factor=high)
+    config = hf_config(
+        head_dim,
+        base,
+        int(original * factor),
+        rope_type="llama3",
+        factor=factor,
+        original_max_position_embeddings=original,
+        low_freq_factor=low,
+        high_freq_factor=high,
+    )
     reference, scale = ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")
-    ours = pe.llama3_frequencies(pe.rope_frequencies(head_dim, base), factor, original,
-                                 low_freq_factor=low, high_freq_factor=high)
+    ours = pe.llama3_frequencies(
+        pe.rope_frequencies(head_dim, base), factor, original, low_freq_factor=low, high_freq_factor=high
+    )
     difference = relative_difference(ours, reference)
     record("llama3", difference)
     assert scale == 1.0
@@ -228,8 +271,9 @@ def test_each_variant_changes_what_it_should():
     # frequencies from a variant go straight into apply_rope / RotaryEmbedding
     x = torch.randn(1, 2, 5, d)
     freqs = pe.llama3_frequencies(theta, s, L)
-    torch.testing.assert_close(pe.RotaryEmbedding(d, 8, frequencies=freqs)(x, offset=3),
-                               pe.apply_rope(x, offset=3, frequencies=freqs))
+    torch.testing.assert_close(
+        pe.RotaryEmbedding(d, 8, frequencies=freqs)(x, offset=3), pe.apply_rope(x, offset=3, frequencies=freqs)
+    )
 
 
 def test_interpolated_angles_stay_in_the_trained_range():
@@ -247,7 +291,6 @@ def test_interpolated_angles_stay_in_the_trained_range():
     assert torch.all(long_plain - trained_max >= (s - 1) * L * theta - 1e-9)
 
 
-
 def test_unseen_arc_per_method():
     """Plain RoPE at 4L leaves the slow pairs' trained arc; PI, YaRN and Llama 3 stay within one step of it;
     NTK-aware scaling by exactly s leaves some middle pairs beyond it."""
@@ -258,7 +301,11 @@ def test_unseen_arc_per_method():
     assert torch.all(plain[~slow] == 0) and torch.all(plain[slow] > 0)
     expected_plain = (torch.clamp((s * L - 1) * theta, max=2 * torch.pi) - (L - 1) * theta).clamp(min=0)
     torch.testing.assert_close(plain, expected_plain)
-    for method in (pe.linear_scaling_frequencies(theta, s), pe.yarn_frequencies(theta, s, L), pe.llama3_frequencies(theta, s, L)):
+    for method in (
+        pe.linear_scaling_frequencies(theta, s),
+        pe.yarn_frequencies(theta, s, L),
+        pe.llama3_frequencies(theta, s, L),
+    ):
         in_steps = pe.unseen_arc(method, s * L, theta, L) / theta
         assert in_steps.max() < 1.0  # only the fractional tail (1 - 1/s) of a step
     ntk = pe.unseen_arc(pe.ntk_aware_frequencies(theta, s), s * L, theta, L)
@@ -275,17 +322,41 @@ BAD = [
     (lambda: pe.linear_scaling_frequencies(torch.tensor([1.0, -1.0]), 2.0), ValueError, "finite and > 0"),
     (lambda: pe.ntk_aware_frequencies(torch.ones(1), 2.0), ValueError, "at least 2 pairs"),
     (lambda: pe.ntk_aware_base(10000.0, 2, 2.0), ValueError, "head_dim must be even and >= 4"),
-    (lambda: pe.dynamic_ntk_frequencies(pe.rope_frequencies(8), 0, 10), ValueError, "seq_len must be a positive integer"),
+    (
+        lambda: pe.dynamic_ntk_frequencies(pe.rope_frequencies(8), 0, 10),
+        ValueError,
+        "seq_len must be a positive integer",
+    ),
     (lambda: pe.dynamic_ntk_frequencies(pe.rope_frequencies(8), 10, 2.5), TypeError, "original_max_len"),
     (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 0), ValueError, "original_max_len"),
-    (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, beta_fast=1, beta_slow=2), ValueError, "beta_fast must be greater"),
+    (
+        lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, beta_fast=1, beta_slow=2),
+        ValueError,
+        "beta_fast must be greater",
+    ),
     (lambda: pe.yarn_frequencies(torch.tensor([1.0, 0.5, 0.3]), 4.0, 64), ValueError, "geometric"),
-    (lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, truncate=1), TypeError, "truncate must be True or False"),
+    (
+        lambda: pe.yarn_frequencies(pe.rope_frequencies(8), 4.0, 64, truncate=1),
+        TypeError,
+        "truncate must be True or False",
+    ),
     (lambda: pe.yarn_attention_factor(-1.0), ValueError, "factor must be a finite positive number"),
-    (lambda: pe.llama3_frequencies(pe.rope_frequencies(8), 8.0, 64, low_freq_factor=4, high_freq_factor=1), ValueError, "high_freq_factor must be greater"),
+    (
+        lambda: pe.llama3_frequencies(pe.rope_frequencies(8), 8.0, 64, low_freq_factor=4, high_freq_factor=1),
+        ValueError,
+        "high_freq_factor must be greater",
+    ),
     (lambda: pe.rotations(pe.rope_frequencies(8), 0), ValueError, "length must be a positive integer"),
-    (lambda: pe.unseen_arc(pe.rope_frequencies(8), 10, pe.rope_frequencies(6), 5), ValueError, "trained_frequencies must have the shape"),
-    (lambda: pe.unseen_arc(pe.rope_frequencies(8), 10, torch.zeros(4), 5), ValueError, "trained_frequencies must be finite and > 0"),
+    (
+        lambda: pe.unseen_arc(pe.rope_frequencies(8), 10, pe.rope_frequencies(6), 5),
+        ValueError,
+        "trained_frequencies must have the shape",
+    ),
+    (
+        lambda: pe.unseen_arc(pe.rope_frequencies(8), 10, torch.zeros(4), 5),
+        ValueError,
+        "trained_frequencies must be finite and > 0",
+    ),
 ]
 
 

@@ -40,7 +40,9 @@ def test_position_zero_is_sin0_cos0():
 def test_odd_width_ends_with_a_sine_column():
     table = pe.sinusoidal_encoding(20, 5, dtype=torch.float64)
     theta_last = 10000.0 ** (-4 / 5)
-    torch.testing.assert_close(table[:, 4], torch.sin(torch.arange(20, dtype=torch.float64) * theta_last), atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        table[:, 4], torch.sin(torch.arange(20, dtype=torch.float64) * theta_last), atol=1e-12, rtol=0
+    )
 
 
 @pytest.mark.parametrize("d_model", [4, 7, 10])
@@ -53,8 +55,9 @@ def test_concatenated_is_a_column_permutation_of_interleaved(d_model):
 
 def test_offset_gives_the_later_rows():
     full = pe.sinusoidal_encoding(700, 12, dtype=torch.float64)
-    torch.testing.assert_close(pe.sinusoidal_encoding(50, 12, offset=650, dtype=torch.float64), full[650:],
-                               atol=1e-13, rtol=0)
+    torch.testing.assert_close(
+        pe.sinusoidal_encoding(50, 12, offset=650, dtype=torch.float64), full[650:], atol=1e-13, rtol=0
+    )
 
 
 def test_float32_close_to_float64():

@@ -14,7 +14,9 @@ import posenc_lib as pe
 def test_loop_matches_vectorised(seq_len, d_model, base):
     loop = pe.sinusoidal_encoding_loop(seq_len, d_model, base=base)
     assert loop.shape == (seq_len, d_model) and loop.dtype == torch.float64
-    np.testing.assert_allclose(loop, pe.sinusoidal_encoding(seq_len, d_model, base=base, dtype=torch.float64), atol=1e-12)
+    np.testing.assert_allclose(
+        loop, pe.sinusoidal_encoding(seq_len, d_model, base=base, dtype=torch.float64), atol=1e-12
+    )
 
 
 def test_loop_first_rows_by_hand():

@@ -71,7 +71,9 @@ def test_pages_load_no_icon_diagram_or_math_engine_script(html):
         sheets = re.findall(r'<link[^>]*rel="stylesheet"[^>]*href="([^"]+)"', text)
         assert len(sheets) == 1, (page, sheets)  # one bundle, not a dozen render-blocking requests
         css = ((html / page).parent / sheets[0]).resolve().read_text()
-        assert (".katex{" in css) == ('class="katex"' in text), f"{page}: KaTeX's CSS must be there exactly when formulas are"
+        assert (".katex{" in css) == ('class="katex"' in text), (
+            f"{page}: KaTeX's CSS must be there exactly when formulas are"
+        )
         icons = re.findall(r'<(?:i|span)\b[^>]*class="[^"]*\b(?:fa-solid|fa-regular|fa-brands|fas|far|fab)\b', text)
         assert not icons, f"{page} still has Font Awesome icon elements: {icons[:3]}"
 
@@ -121,7 +123,9 @@ def test_references_link_arxiv_and_are_in_author_order(html):
     assert [position[e.key] for e in expected] == list(range(len(expected))), "\n".join(plain)
     assert 'role="doc-biblioentry"' not in text and text.count('role="listitem"') == len(entries)  # valid ARIA
     labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<', text)
-    assert "BigScience22" in labels and not [label for label in labels if "Workshop" in label or "Team" in label], labels
+    assert "BigScience22" in labels and not [label for label in labels if "Workshop" in label or "Team" in label], (
+        labels
+    )
 
 
 def test_contributing_is_not_a_web_link(html):
@@ -135,10 +139,13 @@ def test_a_diagram_or_formula_that_cannot_be_drawn_fails_the_build(tmp_path):
     source = scratch_book(tmp_path, "faulty", "1 + 1")
     path = source / "book" / "faulty.ipynb"
     notebook = nbformat.read(path, as_version=4)
-    notebook.cells.insert(1, nbformat.v4.new_markdown_cell(
-        "A broken diagram:\n\n```{mermaid}\nflowchart TD\n    this is -- not ((valid mermaid\n```\n\n"
-        "and a formula KaTeX cannot read: $\\frac{1}{$."
-    ))
+    notebook.cells.insert(
+        1,
+        nbformat.v4.new_markdown_cell(
+            "A broken diagram:\n\n```{mermaid}\nflowchart TD\n    this is -- not ((valid mermaid\n```\n\n"
+            "and a formula KaTeX cannot read: $\\frac{1}{$."
+        ),
+    )
     nbformat.write(notebook, path)
     result = build(source, tmp_path / "out")
     log = result.stdout + result.stderr

@@ -56,8 +56,15 @@ def test_icons_become_inline_svg(tmp_path):
 
 
 def test_every_icon_the_theme_uses_is_in_the_pinned_package():
-    for style, name in [("solid", "bars"), ("solid", "list"), ("solid", "magnifying-glass"), ("brands", "github"),
-                        ("solid", "circle-half-stroke"), ("solid", "angle-left"), ("solid", "rocket")]:
+    for style, name in [
+        ("solid", "bars"),
+        ("solid", "list"),
+        ("solid", "magnifying-glass"),
+        ("brands", "github"),
+        ("solid", "circle-half-stroke"),
+        ("solid", "angle-left"),
+        ("solid", "rocket"),
+    ]:
         view_box, path = course_site.icon_svg(style, name)
         assert view_box.startswith("0 0 ") and path.startswith("M")
 
@@ -87,9 +94,13 @@ def test_bibliography_style_orders_and_labels_organisations():
 
 def test_diagram_size_and_fallback_text(tmp_path):
     svg = tmp_path / "d.svg"
-    svg.write_text('<svg id="x" width="100%" style="max-width: 182.8px; background-color: white;" viewBox="0 0 182.796875 174" role="graphics-document"><g/></svg>')
+    svg.write_text(
+        '<svg id="x" width="100%" style="max-width: 182.8px; background-color: white;" viewBox="0 0 182.796875 174" role="graphics-document"><g/></svg>'
+    )
     assert offline_site.natural_size(svg) == (182.796875, 174.0)
-    assert svg.read_text().startswith('<svg id="x" width="182.797" height="174" style="background-color: white;" viewBox=')
+    assert svg.read_text().startswith(
+        '<svg id="x" width="182.797" height="174" style="background-color: white;" viewBox='
+    )
     assert offline_site.natural_size(svg) == (182.796875, 174.0)  # again: nothing more to change
     svg.write_text("<svg/>")
     with pytest.raises(ValueError, match="no viewBox"):
@@ -100,7 +111,13 @@ def test_diagram_size_and_fallback_text(tmp_path):
 
 def test_npm_packages_are_pinned_in_the_lock_file():
     versions = offline_site.pinned_versions()
-    assert {"@mermaid-js/mermaid-cli", "katex", "lighthouse", "@fortawesome/fontawesome-free", "puppeteer"} <= versions.keys()
+    assert {
+        "@mermaid-js/mermaid-cli",
+        "katex",
+        "lighthouse",
+        "@fortawesome/fontawesome-free",
+        "puppeteer",
+    } <= versions.keys()
     assert versions["lighthouse"].startswith("12.")  # 13.x needs Node 22
 
 
@@ -112,8 +129,18 @@ def report(**changes):
     return {**base, **changes}
 
 
-IMAGE = {"src": "../_images/a.svg", "loaded": True, "inArticle": True, "diagram": False, "alt": "Attention weights of five tokens.",
-         "natural": 700, "shown": 700, "visible": True, "section": "1.2", "smallestTextPt": 9}
+IMAGE = {
+    "src": "../_images/a.svg",
+    "loaded": True,
+    "inArticle": True,
+    "diagram": False,
+    "alt": "Attention weights of five tokens.",
+    "natural": 700,
+    "shown": 700,
+    "visible": True,
+    "section": "1.2",
+    "smallestTextPt": 9,
+}
 
 
 def kinds(found):
@@ -137,7 +164,9 @@ def test_each_fault_is_reported_where_it_matters():
     for alt in ("", None, "../_images/a.svg", "0901c969f84bffc3ba2d4bc3f9dfd03b"):
         assert kinds(site_check.problems_of(report(images=[dict(IMAGE, alt=alt)]), phone=False)) == ["alt"], alt
     assert kinds(site_check.problems_of(report(images=[dict(IMAGE, loaded=False)]), phone=True)) == ["load"]
-    assert kinds(site_check.problems_of(report(math=[{"typeset": False, "error": False, "source": "x"}]), phone=True)) == ["load"]
+    assert kinds(
+        site_check.problems_of(report(math=[{"typeset": False, "error": False, "source": "x"}]), phone=True)
+    ) == ["load"]
 
 
 # ------------------------------------------------------------------ lighthouse_audit

@@ -90,7 +90,9 @@ def test_a_marked_block_becomes_a_stub_indented_like_its_marker(fixture_edition)
 
 def test_a_tagged_cell_becomes_a_stub_cell(fixture_edition):
     _, _, student = fixture_edition
-    assert "# YOUR CODE HERE\nraise NotImplementedError()" in [source(c) for c in student.cells if c.cell_type == "code"]
+    assert "# YOUR CODE HERE\nraise NotImplementedError()" in [
+        source(c) for c in student.cells if c.cell_type == "code"
+    ]
     answers = [c for c in student.cells if c.cell_type == "markdown" and source(c) == TEXT_STUB]
     assert len(answers) == 2  # the {solution} directive's body and the tagged markdown answer
 
@@ -143,22 +145,29 @@ def test_a_later_cell_that_uses_a_solution_loses_its_output(tmp_path):
 
 
 def test_a_cell_that_rebinds_a_name_cleanly_keeps_its_output():
-    notebook = nbformat.v4.new_notebook(cells=[
-        md("```{exercise} E\n:label: ex-a-b\n\nx\n```"), md("```{solution-start} ex-a-b\n:class: dropdown\n```"),
-        code("value = 1  # SECRET", tags=["solution"]), md("```{solution-end}\n```"),
-        code("value = 2\nprint(value)", [nbformat.v4.new_output("stream", name="stdout", text="2\n")], count=1),
-        code("print(value + 1)", [nbformat.v4.new_output("stream", name="stdout", text="3\n")], count=2),
-    ])
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            md("```{exercise} E\n:label: ex-a-b\n\nx\n```"),
+            md("```{solution-start} ex-a-b\n:class: dropdown\n```"),
+            code("value = 1  # SECRET", tags=["solution"]),
+            md("```{solution-end}\n```"),
+            code("value = 2\nprint(value)", [nbformat.v4.new_output("stream", name="stdout", text="2\n")], count=1),
+            code("print(value + 1)", [nbformat.v4.new_output("stream", name="stdout", text="3\n")], count=2),
+        ]
+    )
     student = student_version(notebook)
     assert [len(c.get("outputs", [])) for c in student.cells if c.cell_type == "code"] == [0, 1, 1]
 
 
-@pytest.mark.parametrize("bad", [
-    "def f():\n    ### BEGIN SOLUTION\n    return 1\n",  # never closed
-    "def f():\n    return 1\n    ### END SOLUTION\n",  # END without BEGIN: the lines above it would leak
-    "### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### END SOLUTION\n",  # nested
-    "### END SOLUTION\nx = 1\n### BEGIN SOLUTION\n",  # the wrong way round
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "def f():\n    ### BEGIN SOLUTION\n    return 1\n",  # never closed
+        "def f():\n    return 1\n    ### END SOLUTION\n",  # END without BEGIN: the lines above it would leak
+        "### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### END SOLUTION\n",  # nested
+        "### END SOLUTION\nx = 1\n### BEGIN SOLUTION\n",  # the wrong way round
+    ],
+)
 def test_unbalanced_markers_are_an_error_naming_the_cell(bad):
     notebook = nbformat.v4.new_notebook(cells=[md("# t"), code(bad)])
     with pytest.raises(ms.NotebookError, match="broken.ipynb, cell 1"):
@@ -182,8 +191,13 @@ def test_the_edition_has_the_library_a_readme_and_a_reproducible_zip(fixture_edi
 
 def test_the_copied_library_is_the_one_the_edition_imports(fixture_edition):
     root, _, _ = fixture_edition
-    found = subprocess.run([sys.executable, "-c", "import posenc_lib.exercises, posenc_lib; print(posenc_lib.__file__)"],
-                           cwd=root / "student", capture_output=True, text=True, timeout=120)
+    found = subprocess.run(
+        [sys.executable, "-c", "import posenc_lib.exercises, posenc_lib; print(posenc_lib.__file__)"],
+        cwd=root / "student",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert found.returncode == 0, found.stderr
     assert pathlib.Path(found.stdout.strip()).is_relative_to(root / "student")
 
@@ -192,8 +206,23 @@ def test_the_copied_library_is_the_one_the_edition_imports(fixture_edition):
 def test_pip_install_of_the_edition_gets_every_module_of_the_library(fixture_edition, tmp_path):
     """What a student's ``pip install .`` installs (a wheel; not an editable install) has every module."""
     root, _, _ = fixture_edition
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                            "-w", str(tmp_path), str(root / "student")], capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(root / "student"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = tmp_path.glob("posenc_lib-*.whl")
     with zipfile.ZipFile(wheel) as archive:
@@ -204,7 +233,9 @@ def test_pip_install_of_the_edition_gets_every_module_of_the_library(fixture_edi
 
 def test_the_readme_names_packages_the_notebooks_need_beyond_the_library(tmp_path):
     notebook = solution_notebook()
-    notebook.cells.insert(1, code("import json\nimport numpy as np\nimport yaml\nfrom transformers import GPT2Config\n%matplotlib inline"))
+    notebook.cells.insert(
+        1, code("import json\nimport numpy as np\nimport yaml\nfrom transformers import GPT2Config\n%matplotlib inline")
+    )
     root = write_book(tmp_path / "repo", {"fixture": notebook})
     ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
     readme = (root / "student" / "README.md").read_text()
@@ -245,13 +276,16 @@ def test_the_nbgrader_source_marks_answers_and_adds_autograder_tests(tmp_path):
     tests = [c for c in graded if not c.metadata["nbgrader"]["solution"]]
     assert [source(c).split("\n")[-1] for c in tests] == ["assert check_square(square)", "assert check_total(total)"]
     assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] == 2 for c in tests)
-    assert "SECRET-EXPLANATION" not in nbformat.writes(chapter.source)  # untagged text in a solution is not for students
+    # untagged text in a solution is not for students
+    assert "SECRET-EXPLANATION" not in nbformat.writes(chapter.source)
     assert [e.points for e in chapter.exercises] == [(2, 0), (2, 0), (0, 1), (0, 2)]
 
 
 def test_a_checker_call_inside_an_if_gets_a_test_cell_too(tmp_path):
     notebook = solution_notebook()
-    notebook.cells[5].source = notebook.cells[5].source.replace("check_square(square)", "if check_square(square):\n    print('ok')")
+    notebook.cells[5].source = notebook.cells[5].source.replace(
+        "check_square(square)", "if check_square(square):\n    print('ok')"
+    )
     root = write_book(tmp_path, {"fixture": notebook})
     chapter = ms.read_chapter(root / "book" / "fixture.ipynb", 1)
     assert "assert check_square(square)" in [source(c).split("\n")[-1] for c in chapter.source.cells]
@@ -272,8 +306,13 @@ def test_the_nbgrader_course_has_a_config_that_keeps_teaching_outputs(tmp_path):
 def execute(path: pathlib.Path) -> nbformat.NotebookNode:
     """Run every cell, errors allowed, in the notebook's folder."""
     notebook = read(path)
-    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     return notebook
 
 
@@ -288,8 +327,18 @@ def checker_calls(text: str) -> list[tuple[str, set[str]]]:
     def visit(node):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("check_") and node.func.id != "check_function":
-            names = {n.id for arg in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id.startswith("check_")
+            and node.func.id != "check_function"
+        ):
+            names = {
+                n.id
+                for arg in [*node.args, *(k.value for k in node.keywords)]
+                for n in ast.walk(arg)
+                if isinstance(n, ast.Name)
+            }
             calls.append((node.func.id, names))
         for child in ast.iter_child_nodes(node):
             visit(child)
@@ -323,7 +372,9 @@ def execution_problems(notebook: nbformat.NotebookNode) -> list[str]:
             if PASS_MARK not in printed and FAIL_MARK not in printed:
                 problems.append(f"cell {index}: {name}(...) printed no verdict")
             elif arguments & stubbed and FAIL_MARK not in printed:
-                problems.append(f"cell {index}: {name}(...) on a stub did not print a failing verdict:\n{printed[:300]}")
+                problems.append(
+                    f"cell {index}: {name}(...) on a stub did not print a failing verdict:\n{printed[:300]}"
+                )
     return problems
 
 
@@ -332,7 +383,9 @@ def test_the_fixture_edition_runs_up_to_each_stub(fixture_edition):
     root, _, _ = fixture_edition
     executed = execute(root / "student" / "book" / "fixture.ipynb")
     assert execution_problems(executed) == []
-    printed = {i: "".join(o.get("text", "") for o in c.outputs) for i, c in enumerate(executed.cells) if c.cell_type == "code"}
+    printed = {
+        i: "".join(o.get("text", "") for o in c.outputs) for i, c in enumerate(executed.cells) if c.cell_type == "code"
+    }
     verdicts = [text for text in printed.values() if FAIL_MARK in text]
     assert len(verdicts) == 2 and all("not implemented yet" in text for text in verdicts)
     errors = [o.ename for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
@@ -375,7 +428,7 @@ def solution_parts(notebook: nbformat.NotebookNode) -> tuple[list[str], list[int
             cursor = 0
             for directive in ms.directives(text):
                 if inside:
-                    lines += text_lines[cursor:directive.start]
+                    lines += text_lines[cursor : directive.start]
                 cursor = directive.end
                 if directive.name == "solution":
                     lines += directive.body.split("\n")
@@ -423,8 +476,9 @@ def book_solutions():
 def test_the_book_has_exercises(book_edition):
     chapters, _ = book_edition
     assert sum(len(c.exercises) for c in chapters.values()) > 0, "no exercises in any notebook under book/"
-    assert sum(e.code_answers + e.manual for c in chapters.values() for e in c.exercises) > 0, \
+    assert sum(e.code_answers + e.manual for c in chapters.values() for e in c.exercises) > 0, (
         "exercises, but no solution is marked for the student edition"
+    )
 
 
 @pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
@@ -438,7 +492,11 @@ def test_no_line_of_a_solution_is_in_the_student_edition(path, book_edition, boo
             student_lines |= set(output_lines(cell))
     student_lines |= {line.strip() for line in (out / "README.md").read_text().split("\n")}
     solution_lines, _ = parts[path.name]
-    leaked = [line.strip() for line in solution_lines if not trivial(line) and not outside[line.strip()] and line.strip() in student_lines]
+    leaked = [
+        line.strip()
+        for line in solution_lines
+        if not trivial(line) and not outside[line.strip()] and line.strip() in student_lines
+    ]
     assert leaked == []
 
 

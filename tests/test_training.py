@@ -15,7 +15,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def tiny_copy_setup(seed: int = 0, scheme: str = "rope"):
-    config = TransformerConfig(vocab_size=9, n_outputs=8, scheme=scheme, causal=True, d_model=32, n_heads=2, n_layers=1, d_ff=64, max_len=12)
+    config = TransformerConfig(
+        vocab_size=9, n_outputs=8, scheme=scheme, causal=True, d_model=32, n_heads=2, n_layers=1, d_ff=64, max_len=12
+    )
     model = build_model(config, seed=seed)
     next_batch = lambda g: tasks.lag_copy_batch(16, 12, 8, 1, generator=g)  # noqa: E731  (8 tokens + BOS)
     return model, next_batch
@@ -65,13 +67,15 @@ def test_progress_bar_goes_to_the_given_file_and_can_be_switched_off(capsys):
 
 
 def test_metrics_ignore_unscored_targets():
-    logits = torch.tensor([[[5.0, 0.0], [0.0, 5.0], [5.0, 0.0]],
-                           [[0.0, 5.0], [0.0, 5.0], [5.0, 0.0]]])  # (2, 3, 2): predictions [[0, 1, 0], [1, 1, 0]]
+    # (2, 3, 2): predictions [[0, 1, 0], [1, 1, 0]]
+    logits = torch.tensor([[[5.0, 0.0], [0.0, 5.0], [5.0, 0.0]], [[0.0, 5.0], [0.0, 5.0], [5.0, 0.0]]])
     targets = torch.tensor([[IGNORE_INDEX, 1, 1], [IGNORE_INDEX, 0, 0]])
     assert training.accuracy(logits, targets) == pytest.approx(0.5)
     by_pos = training.accuracy_by_position(logits, targets)
     assert math.isnan(by_pos[0]) and by_pos[1:].tolist() == [0.5, 0.5]
-    nll = F.cross_entropy(logits.reshape(-1, 2), targets.reshape(-1), ignore_index=IGNORE_INDEX, reduction="none").view(2, 3)
+    nll = F.cross_entropy(logits.reshape(-1, 2), targets.reshape(-1), ignore_index=IGNORE_INDEX, reduction="none").view(
+        2, 3
+    )
     torch.testing.assert_close(training.loss_by_position(logits, targets)[1:], nll[:, 1:].mean(0))
     torch.testing.assert_close(training.loss_fn(logits, targets), nll[:, 1:].mean())
     buckets = training.bucket_means(torch.tensor([float("nan"), 1.0, 0.0, 0.5, 0.25]), 2)
@@ -94,7 +98,9 @@ def test_order_eval_set_groups_of_four():
     groups, group_labels = tokens.view(50, 4, 9), labels.view(50, 4)
     assert torch.equal(groups[:, 2], groups[:, 0].flip(1)) and torch.equal(groups[:, 3], groups[:, 1].flip(1))
     assert torch.all(group_labels.sum(1) == 2)
-    assert torch.equal(group_labels[:, 0], 1 - group_labels[:, 1]) and torch.equal(group_labels[:, 0], 1 - group_labels[:, 2])
+    assert torch.equal(group_labels[:, 0], 1 - group_labels[:, 1]) and torch.equal(
+        group_labels[:, 0], 1 - group_labels[:, 2]
+    )
     again, _ = tasks.order_eval_set(50, 9, 12, seed=3)
     assert torch.equal(tokens, again)
 
@@ -112,7 +118,9 @@ def test_lag_copy_targets():
 def test_markov_language_follows_its_rule_and_its_optimum():
     rule = tasks.markov_rule(6, seed=1)
     for bos in (False, True):
-        tokens, targets = tasks.markov_batch(8, 20, rule, p_rule=1.0, generator=torch.Generator().manual_seed(0), bos=bos)
+        tokens, targets = tasks.markov_batch(
+            8, 20, rule, p_rule=1.0, generator=torch.Generator().manual_seed(0), bos=bos
+        )
         assert tokens.shape == targets.shape == (8, 20)
         first = 1 if bos else 0
         assert torch.all(tokens[:, 0] == 6) == bos
@@ -133,13 +141,37 @@ def test_markov_language_follows_its_rule_and_its_optimum():
 
 
 BAD = [
-    (lambda: training.train(torch.zeros(3), lambda g: None, steps=1, seed=0), TypeError, "model must be a torch.nn.Module"),
+    (
+        lambda: training.train(torch.zeros(3), lambda g: None, steps=1, seed=0),
+        TypeError,
+        "model must be a torch.nn.Module",
+    ),
     (lambda: training.train(torch.nn.Linear(2, 2), None, steps=1, seed=0), TypeError, "next_batch must be callable"),
-    (lambda: training.train(torch.nn.Linear(2, 2), lambda g: None, steps=0, seed=0), ValueError, "steps must be a positive integer"),
-    (lambda: training.train(torch.nn.Linear(2, 2), lambda g: None, steps=1, seed=0, lr=-1.0), ValueError, "lr must be a finite positive"),
-    (lambda: training.train(torch.nn.Linear(2, 2), lambda g: None, steps=1, seed=None), TypeError, "seed must be an int"),
-    (lambda: training.accuracy(torch.zeros(3, 2), torch.zeros(4, dtype=torch.long)), ValueError, "must agree on the leading dimensions"),
-    (lambda: training.accuracy_by_position(torch.zeros(3, 2), torch.zeros(3, dtype=torch.long)), ValueError, r"logits must have shape \(b, s, c\)"),
+    (
+        lambda: training.train(torch.nn.Linear(2, 2), lambda g: None, steps=0, seed=0),
+        ValueError,
+        "steps must be a positive integer",
+    ),
+    (
+        lambda: training.train(torch.nn.Linear(2, 2), lambda g: None, steps=1, seed=0, lr=-1.0),
+        ValueError,
+        "lr must be a finite positive",
+    ),
+    (
+        lambda: training.train(torch.nn.Linear(2, 2), lambda g: None, steps=1, seed=None),
+        TypeError,
+        "seed must be an int",
+    ),
+    (
+        lambda: training.accuracy(torch.zeros(3, 2), torch.zeros(4, dtype=torch.long)),
+        ValueError,
+        "must agree on the leading dimensions",
+    ),
+    (
+        lambda: training.accuracy_by_position(torch.zeros(3, 2), torch.zeros(3, dtype=torch.long)),
+        ValueError,
+        r"logits must have shape \(b, s, c\)",
+    ),
     (lambda: training.bucket_means(torch.zeros(2, 2), 2), ValueError, "values must be 1-D"),
     (lambda: training.bucket_means(torch.zeros(4), 0), ValueError, "bucket_size must be a positive integer"),
     (lambda: tasks.order_batch(5, 8, 12, generator=torch.Generator()), ValueError, "batch_size must be even"),
@@ -147,9 +179,21 @@ BAD = [
     (lambda: tasks.order_batch(4, 8, 2, generator=torch.Generator()), ValueError, "vocab_size must be >= 3"),
     (lambda: tasks.order_batch(4, 8, 12, generator=0), TypeError, "generator must be a torch.Generator"),
     (lambda: tasks.a_before_b(torch.tensor([[0, 0, 1]])), ValueError, "exactly one A"),
-    (lambda: tasks.lag_copy_batch(4, 5, 8, 4, generator=torch.Generator()), ValueError, "lag must be smaller than the number of content tokens"),
-    (lambda: tasks.markov_batch(2, 5, torch.zeros(3, 4, dtype=torch.long), p_rule=0.5, generator=torch.Generator()), ValueError, "rule must be a square"),
-    (lambda: tasks.markov_batch(2, 5, tasks.markov_rule(4, seed=0), p_rule=1.5, generator=torch.Generator()), ValueError, "p_rule must be a probability"),
+    (
+        lambda: tasks.lag_copy_batch(4, 5, 8, 4, generator=torch.Generator()),
+        ValueError,
+        "lag must be smaller than the number of content tokens",
+    ),
+    (
+        lambda: tasks.markov_batch(2, 5, torch.zeros(3, 4, dtype=torch.long), p_rule=0.5, generator=torch.Generator()),
+        ValueError,
+        "rule must be a square",
+    ),
+    (
+        lambda: tasks.markov_batch(2, 5, tasks.markov_rule(4, seed=0), p_rule=1.5, generator=torch.Generator()),
+        ValueError,
+        "p_rule must be a probability",
+    ),
 ]
 
 

@@ -125,7 +125,12 @@ def _used(name: str, inline: str, body: str) -> bool:
         return False  # no live-code button on this site
     if "design-tabs" in name or "sphinx-design" in name:
         return "sd-" in body
-    if "togglebutton" in name or "toggleHint" in inline or "toggleOpenOnPrint" in inline or "togglebuttonSelector" in inline:
+    if (
+        "togglebutton" in name
+        or "toggleHint" in inline
+        or "toggleOpenOnPrint" in inline
+        or "togglebuttonSelector" in inline
+    ):
         return any(marker in body for marker in ("toggle", "dropdown", "tag_hide"))
     if "clipboard" in name or "copybutton" in name:
         return "highlight" in body
@@ -174,8 +179,17 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
 
 # ------------------------------------------------------------------ after the build
 
-ICON = re.compile(r'<(i|span)\b([^>]*?)\bclass="([^"]*\bfa[srb]?\b[^"]*|[^"]*\bfa-(?:solid|regular|brands)\b[^"]*)"([^>]*)>\s*</\1>')
-STYLES = {"fa-solid": "solid", "fas": "solid", "fa-regular": "regular", "far": "regular", "fa-brands": "brands", "fab": "brands"}
+ICON = re.compile(
+    r'<(i|span)\b([^>]*?)\bclass="([^"]*\bfa[srb]?\b[^"]*|[^"]*\bfa-(?:solid|regular|brands)\b[^"]*)"([^>]*)>\s*</\1>'
+)
+STYLES = {
+    "fa-solid": "solid",
+    "fas": "solid",
+    "fa-regular": "regular",
+    "far": "regular",
+    "fa-brands": "brands",
+    "fab": "brands",
+}
 KEEP_CLASSES = {"fa-lg", "fa-fw"}
 FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?')
 SVG_PARTS = re.compile(r'viewBox="([^"]+)".*?<path d="([^"]+)"', re.DOTALL)
@@ -309,7 +323,9 @@ class StyleBundler:
     def page(self, page: pathlib.Path, text: str) -> str:
         folder = page.parent.relative_to(self.outdir).as_posix()
         links = [(m.group(0), m.group(1)) for m in STYLESHEET.finditer(text)]
-        local = [(tag, href) for tag, href in links if not href.startswith(("http:", "https:", "//")) and "media=" not in tag]
+        local = [
+            (tag, href) for tag, href in links if not href.startswith(("http:", "https:", "//")) and "media=" not in tag
+        ]
         if len(local) < 2:
             return text
         sheets = tuple(posixpath.normpath(posixpath.join(folder, href.split("?")[0])) for _, href in local)
@@ -328,7 +344,7 @@ class StyleBundler:
 # (The theme still re-checks on resize.) The text is checked so that a new theme version fails
 # the build here rather than silently doing the work again.
 THEME_SCRIPT = "_static/scripts/pydata-sphinx-theme.js"
-TAB_STOP_SCAN = (',e()}function _(e,t)', '}function _(e,t)')
+TAB_STOP_SCAN = (",e()}function _(e,t)", "}function _(e,t)")
 
 
 def patch_theme_script(outdir: pathlib.Path) -> None:

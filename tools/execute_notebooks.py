@@ -22,7 +22,9 @@ from exact_streams import concatenate_stream_chunks
 def execute(path: pathlib.Path) -> float:
     notebook = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     elapsed = time.perf_counter() - start
     for cell in notebook.cells:  # keep diffs small: no per-run metadata, no timing-dependent chunks
         cell.get("metadata", {}).pop("execution", None)

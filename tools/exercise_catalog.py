@@ -36,25 +36,47 @@ def summary(chapter: ms.Chapter) -> dict:
     cells = chapter.source.cells
     opening = "\n\n".join(c.source for c in cells[: next((i for i, c in enumerate(cells) if c.cell_type == "code"), 0)])
     blocks = [t for t in ms.MARKDOWN.parse(opening) if t.type in ("inline", "bullet_list_open", "bullet_list_close")]
-    start = next((i for i, t in enumerate(blocks) if re.search("learning objectives", t.content, re.IGNORECASE)), len(blocks))
+    start = next(
+        (i for i, t in enumerate(blocks) if re.search("learning objectives", t.content, re.IGNORECASE)), len(blocks)
+    )
     objectives, inside = [], start + 1 < len(blocks) and blocks[start + 1].type == "bullet_list_open"
     for token in blocks[start + 2 :] if inside else []:
         if token.type == "bullet_list_close" and token.level == 0:
             break
         objectives += [token.content.replace("\n", " ")] if token.type == "inline" else []
-    prerequisites = next((re.sub(r"^\**prerequisites\.?\**:?\.?\**\s*", "", t.content, flags=re.IGNORECASE).replace("\n", " ")
-                          for t in blocks if re.match(r"^\**prerequisites", t.content, re.IGNORECASE)), "")
+    prerequisites = next(
+        (
+            re.sub(r"^\**prerequisites\.?\**:?\.?\**\s*", "", t.content, flags=re.IGNORECASE).replace("\n", " ")
+            for t in blocks
+            if re.match(r"^\**prerequisites", t.content, re.IGNORECASE)
+        ),
+        "",
+    )
     student = ms.student_notebook(chapter).cells
     words = sum(len(re.findall(r"[A-Za-z][\w'-]*", c.source)) for c in student if c.cell_type == "markdown")
-    code = sum(bool(line.strip()) and not line.lstrip().startswith("#") for c in student if c.cell_type == "code" for line in c.source.split("\n"))
+    code = sum(
+        bool(line.strip()) and not line.lstrip().startswith("#")
+        for c in student
+        if c.cell_type == "code"
+        for line in c.source.split("\n")
+    )
     exercises, number = chapter.exercises, chapter.number
-    return {"title": next(iter(re.findall(r"^#\s+(.+)$", opening, flags=re.MULTILINE)), chapter.path.stem),
-            "objectives": objectives, "prerequisites": prerequisites, "stem": chapter.path.stem, "number": number,
-            "label": f"{number}. " if number else "", "exercises": exercises, "count": len(exercises),
-            "reading": max(5, 5 * math.ceil((words / 150 + code / 10) / 5)),
-            "work": sum(e.minutes or DEFAULT_MINUTES[e.kind] for e in exercises),
-            "coding": sum(e.kind == "coding" for e in exercises), "written": sum(e.kind == "written" for e in exercises),
-            "auto": sum(e.points[0] for e in exercises), "manual": sum(e.points[1] for e in exercises)}
+    return {
+        "title": next(iter(re.findall(r"^#\s+(.+)$", opening, flags=re.MULTILINE)), chapter.path.stem),
+        "objectives": objectives,
+        "prerequisites": prerequisites,
+        "stem": chapter.path.stem,
+        "number": number,
+        "label": f"{number}. " if number else "",
+        "exercises": exercises,
+        "count": len(exercises),
+        "reading": max(5, 5 * math.ceil((words / 150 + code / 10) / 5)),
+        "work": sum(e.minutes or DEFAULT_MINUTES[e.kind] for e in exercises),
+        "coding": sum(e.kind == "coding" for e in exercises),
+        "written": sum(e.kind == "written" for e in exercises),
+        "auto": sum(e.points[0] for e in exercises),
+        "manual": sum(e.points[1] for e in exercises),
+    }
 
 
 def chapters(root: pathlib.Path = ROOT) -> list[ms.Chapter]:
@@ -75,10 +97,14 @@ def structure_problems(chapter: ms.Chapter) -> list[str]:
         elif not exercise.folded:
             problems.append(f"{name}: its solution is not folded (add ':class: dropdown')")
         elif min(exercise.solution_cells) not in (exercise.cell, exercise.cell + 1):
-            problems.append(f"{name}: its solution must follow it immediately (exercise in cell {exercise.cell}, "
-                            f"solution starts in cell {min(exercise.solution_cells)})")
+            problems.append(
+                f"{name}: its solution must follow it immediately (exercise in cell {exercise.cell}, "
+                f"solution starts in cell {min(exercise.solution_cells)})"
+            )
         elif exercise.code_answers + exercise.manual == 0:
-            problems.append(f"{name}: its solution hides nothing from students (no nbgrader markers, no cell tagged 'solution')")
+            problems.append(
+                f"{name}: its solution hides nothing from students (no nbgrader markers, no cell tagged 'solution')"
+            )
     return problems
 
 
@@ -86,18 +112,28 @@ def count_problems(chapter: ms.Chapter) -> list[str]:
     """A chapter needs at least two exercises, at least one of them coding with a checker (autograded)."""
     problems = [f"{len(chapter.exercises)} exercise(s), at least 2 expected"] if len(chapter.exercises) < 2 else []
     if not any(e.checkers for e in chapter.exercises):
-        problems.append("no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)")
+        problems.append(
+            "no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"
+        )
     return problems
 
 
 def render(chapter_list: list[ms.Chapter]) -> str:
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(pathlib.Path(__file__).parent), keep_trailing_newline=True)
-    environment.filters |= {"cell": lambda text: text.replace("|", "\\|"), "code": lambda name: f"`{name}`",
-                            "points": lambda p: " + ".join(f"{n} {kind}" for n, kind in zip(p, ("auto", "manual")) if n) or "0"}
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(pathlib.Path(__file__).parent), keep_trailing_newline=True
+    )
+    environment.filters |= {
+        "cell": lambda text: text.replace("|", "\\|"),
+        "code": lambda name: f"`{name}`",
+        "points": lambda p: " + ".join(f"{n} {kind}" for n, kind in zip(p, ("auto", "manual")) if n) or "0",
+    }
     summaries = [summary(c) for c in chapter_list]
     return environment.get_template("exercise_tables.md.j2").render(
-        chapters=summaries, default_minutes=DEFAULT_MINUTES,
-        reading=sum(c["reading"] for c in summaries), work=sum(c["work"] for c in summaries))
+        chapters=summaries,
+        default_minutes=DEFAULT_MINUTES,
+        reading=sum(c["reading"] for c in summaries),
+        work=sum(c["work"] for c in summaries),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     chapter_list = chapters()
     if args.problems:
         for chapter in chapter_list:
-            print("".join(f"{chapter.path.name}: {p}\n" for p in structure_problems(chapter) + count_problems(chapter)), end="")
+            print(
+                "".join(f"{chapter.path.name}: {p}\n" for p in structure_problems(chapter) + count_problems(chapter)),
+                end="",
+            )
         return 0
     wanted = render(chapter_list)
     if args.check:

@@ -77,7 +77,12 @@ def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
     if not LIGHTHOUSE.exists():
         raise RuntimeError(f"{LIGHTHOUSE} is missing: run `python tools/offline_site.py install` (npm ci)")
     command = [
-        "node", str(LIGHTHOUSE), url, "--output=json", "--output-path=stdout", "--quiet",
+        "node",
+        str(LIGHTHOUSE),
+        url,
+        "--output=json",
+        "--output-path=stdout",
+        "--quiet",
         f"--only-categories={','.join(CATEGORIES)}",
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking",
     ]
@@ -102,12 +107,19 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
             if ref.get("weight", 0) > 0 and report["audits"][ref["id"]].get("score") not in (None, 1)
         }
     )
-    weight = sum(item.get("transferSize", 0) for item in report["audits"].get("network-requests", {}).get("details", {}).get("items", []))
+    weight = sum(
+        item.get("transferSize", 0)
+        for item in report["audits"].get("network-requests", {}).get("details", {}).get("items", [])
+    )
     return {"scores": scores, "metrics": metrics, "failing_audits": failing, "transfer_kib": round(weight / 1024)}
 
 
 def below(preset: str, scores: dict[str, float]) -> list[str]:
-    return [f"{name} {scores[name]:.2f} < {low}" for name, low in THRESHOLDS[preset].items() if scores[name] is None or scores[name] < low]
+    return [
+        f"{name} {scores[name]:.2f} < {low}"
+        for name, low in THRESHOLDS[preset].items()
+        if scores[name] is None or scores[name] < low
+    ]
 
 
 def audit(html: pathlib.Path, pages: list[str]) -> list[dict[str, Any]]:
@@ -122,7 +134,9 @@ def audit(html: pathlib.Path, pages: list[str]) -> list[dict[str, Any]]:
                 row = dict(runs[0])
                 performance = [run["scores"]["performance"] for run in runs]
                 row["scores"] = dict(row["scores"], performance=statistics.median(performance))
-                row.update(page=page, preset=preset, performance_runs=performance, problems=below(preset, row["scores"]))
+                row.update(
+                    page=page, preset=preset, performance_runs=performance, problems=below(preset, row["scores"])
+                )
                 rows.append(row)
                 print(format_row(row), flush=True)
     return rows
@@ -135,7 +149,9 @@ def format_row(row: dict[str, Any]) -> str:
     scores = row["scores"]
     cells = " ".join(f"{scores[name]:5.2f}" for name in CATEGORIES)
     metrics = " / ".join(row["metrics"].get(name, "?") for name in METRICS)
-    runs = f"  (runs {', '.join(f'{p:.2f}' for p in row['performance_runs'])})" if len(row["performance_runs"]) > 1 else ""
+    runs = (
+        f"  (runs {', '.join(f'{p:.2f}' for p in row['performance_runs'])})" if len(row["performance_runs"]) > 1 else ""
+    )
     failing = f"  lost points: {', '.join(row['failing_audits'])}" if row["failing_audits"] else ""
     return f"{row['page']:40} {row['preset']:8} {cells} {row['transfer_kib']:5d}  {metrics}{runs}{failing}"
 
@@ -143,7 +159,9 @@ def format_row(row: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("html", nargs="?", type=pathlib.Path, default=ROOT / "_build" / "html")
-    parser.add_argument("--pages", nargs="*", help="pages relative to the site root (default: every page but index.html)")
+    parser.add_argument(
+        "--pages", nargs="*", help="pages relative to the site root (default: every page but index.html)"
+    )
     parser.add_argument("--json", type=pathlib.Path, help="write the rows here")
     args = parser.parse_args(argv)
     if not (args.html / "index.html").exists():

@@ -108,7 +108,9 @@ def student_code(source: str, where: str) -> str:
     begins, ends = source.count("BEGIN SOLUTION"), source.count("END SOLUTION")
     try:
         if begins != ends:
-            raise RuntimeError(f"{abs(begins - ends)} {'BEGIN' if begins > ends else 'END'} SOLUTION marker(s) without a partner")
+            raise RuntimeError(
+                f"{abs(begins - ends)} {'BEGIN' if begins > ends else 'END'} SOLUTION marker(s) without a partner"
+            )
         cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"solution": True}})
         return ClearSolutions().preprocess_cell(cell, {"language": "python"}, 0)[0].source
     except RuntimeError as error:  # also nbgrader's own: nested or unclosed blocks
@@ -170,8 +172,13 @@ class _Reader:
 
     def answer(self, cell: nbformat.NotebookNode, owner: Exercise | None, index: int, points: int | None) -> None:
         """An nbgrader solution cell: autograded by the test cells after it if ``points`` is None, else by hand."""
-        cell.metadata["nbgrader"] = {"grade": bool(points), "grade_id": self.new_id(f"{owner.label if owner else 'x'}-answer"),
-                                     "locked": False, "schema_version": 3, "solution": True} | ({"points": points} if points else {})
+        cell.metadata["nbgrader"] = {
+            "grade": bool(points),
+            "grade_id": self.new_id(f"{owner.label if owner else 'x'}-answer"),
+            "locked": False,
+            "schema_version": 3,
+            "solution": True,
+        } | ({"points": points} if points else {})
         if owner:
             owner.manual += bool(points)
             owner.solution_cells += [] if index in owner.solution_cells else [index]
@@ -183,8 +190,10 @@ class _Reader:
         kept: list[str] = []
         answers = [(cell.source, owner)] if whole else []
         if whole and (self.open_label is None or any(d.name == "exercise" for d in found)):
-            problems.append(f"{self.where}: a markdown cell tagged 'solution' outside solution-start/solution-end "
-                            "or next to an exercise (the website shows it unfolded)")
+            problems.append(
+                f"{self.where}: a markdown cell tagged 'solution' outside solution-start/solution-end "
+                "or next to an exercise (the website shows it unfolded)"
+            )
         cursor = 0
         for d in [*found, Directive("", "", {}, "", len(lines), len(lines))]:
             if "\n".join(lines[cursor : d.start]).strip() and not whole and self.open_label is None:
@@ -193,14 +202,22 @@ class _Reader:
             if d.name == "exercise":
                 minutes = cell.metadata.get("exercise", {}).get("minutes")
                 number = f"{self.chapter.number}." if self.chapter.number else ""
-                exercise = Exercise(d.options.get("label", ""), d.argument, f"{number}{len(self.chapter.exercises) + 1}", index,
-                                    minutes if isinstance(minutes, int) else None)
+                exercise = Exercise(
+                    d.options.get("label", ""),
+                    d.argument,
+                    f"{number}{len(self.chapter.exercises) + 1}",
+                    index,
+                    minutes if isinstance(minutes, int) else None,
+                )
                 if exercise.label in self.by_label:
                     problems.append(f"{self.where}: exercise label {exercise.label!r} is used twice")
                 self.chapter.exercises.append(exercise)
                 self.by_label[exercise.label] = exercise
-                kept.append(f"#### Exercise {exercise.number}" + (f": {d.argument}" if d.argument else "")
-                            + (f"\n\n{d.body}" if d.body.strip() else ""))
+                kept.append(
+                    f"#### Exercise {exercise.number}"
+                    + (f": {d.argument}" if d.argument else "")
+                    + (f"\n\n{d.body}" if d.body.strip() else "")
+                )
             elif d.name in ("solution", "solution-start"):
                 if (target := self.by_label.get(d.argument)) is None:
                     problems.append(f"{self.where}: {d.name} for unknown exercise {d.argument!r}")
@@ -226,7 +243,9 @@ class _Reader:
         for k, (text, target) in enumerate(answers):
             replaces = not kept and k == 0  # the answer takes the original cell's place (and id)
             written = nbformat.v4.new_markdown_cell(text, metadata=original.metadata if replaces else {})
-            written.id = original.id if replaces and "id" in original else self.new_id(f"{original.get('id', index)}-answer")
+            written.id = (
+                original.id if replaces and "id" in original else self.new_id(f"{original.get('id', index)}-answer")
+            )
             self.answer(written, target, index, ANSWER_POINTS)
 
     def code(self, index: int, cell: nbformat.NotebookNode, tags: list[str], owner: Exercise | None) -> None:
@@ -234,8 +253,10 @@ class _Reader:
         student = student_code(cell.source, self.where) if is_answer else cell.source
         used, bound = names_used_and_bound(cell.source)
         if is_answer and self.open_label is None:
-            self.chapter.problems.append(f"{self.where}: a solution code cell outside solution-start/solution-end "
-                                         "(the website shows it unfolded)")
+            self.chapter.problems.append(
+                f"{self.where}: a solution code cell outside solution-start/solution-end "
+                "(the website shows it unfolded)"
+            )
         if self.open_label is not None or is_answer or used & self.tainted:
             ClearOutputPreprocessor().preprocess_cell(cell, {}, index)
             self.tainted |= bound
@@ -249,10 +270,18 @@ class _Reader:
             owner.code_answers += 1
             owner.checkers += [call.split("(", 1)[0] for call in tests]
         for call in tests:
-            test = nbformat.v4.new_code_cell(f"# autograder test: the checker must accept the answer above\nassert {call}")
+            test = nbformat.v4.new_code_cell(
+                f"# autograder test: the checker must accept the answer above\nassert {call}"
+            )
             test.id = self.new_id(f"{owner.label if owner else 'x'}-test")
-            test.metadata["nbgrader"] = {"grade": True, "grade_id": test.id, "locked": True, "points": CHECKER_POINTS,
-                                         "schema_version": 3, "solution": False}
+            test.metadata["nbgrader"] = {
+                "grade": True,
+                "grade_id": test.id,
+                "locked": True,
+                "points": CHECKER_POINTS,
+                "schema_version": 3,
+                "solution": False,
+            }
             self.cells.append(test)
 
     def read(self) -> Chapter:
@@ -264,7 +293,9 @@ class _Reader:
             read = self.markdown if original.cell_type == "markdown" else self.code
             read(index, copy.deepcopy(original), original.metadata.get("tags", []), owner)
         if self.open_label is not None:
-            self.chapter.problems.append(f"{self.chapter.path.name}: the solution of {self.open_label!r} is never closed with solution-end")
+            self.chapter.problems.append(
+                f"{self.chapter.path.name}: the solution of {self.open_label!r} is never closed with solution-end"
+            )
         self.chapter.source.cells = self.cells
         return self.chapter
 
@@ -281,22 +312,34 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     notebook, _ = ClearSolutions().preprocess(notebook, {})
     for cell in notebook.cells:
         cell.metadata.pop("nbgrader", None)
-    notebook.metadata["posenc_student_edition"] = {"generated_from": chapter.path.name, "generator": "tools/make_student.py",
-                                                  "note": "generated from the solution notebook; do not edit by hand"}
+    notebook.metadata["posenc_student_edition"] = {
+        "generated_from": chapter.path.name,
+        "generator": "tools/make_student.py",
+        "note": "generated from the solution notebook; do not edit by hand",
+    }
     return notebook
 
 
 def extra_packages(chapters: list[Chapter], pyproject: pathlib.Path) -> dict[str, list[str]]:
     """``{pip name: [notebooks]}``: third-party modules the notebooks import that posenc_lib does not depend on."""
-    needs = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"] if pyproject.exists() else []
+    needs = (
+        tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"] if pyproject.exists() else []
+    )
     provided = {re.split(r"[<>=!~ \[;]", d)[0].lower() for d in needs} | {"posenc-lib", "ipython", "ipykernel"}
     extras: dict[str, list[str]] = {}
     for chapter in chapters:
-        nodes = [n for c in chapter.source.cells if c.cell_type == "code" for n in ast.walk(_tree(c.source) or ast.Module([], []))]
+        nodes = [
+            n
+            for c in chapter.source.cells
+            if c.cell_type == "code"
+            for n in ast.walk(_tree(c.source) or ast.Module([], []))
+        ]
         modules = {a.name for n in nodes if isinstance(n, ast.Import) for a in n.names}
         modules |= {n.module for n in nodes if isinstance(n, ast.ImportFrom) and n.module and not n.level}
         for module in sorted({m.split(".")[0] for m in modules} - set(sys.stdlib_module_names)):
-            if (name := {"yaml": "pyyaml", "sklearn": "scikit-learn"}.get(module, module).lower().replace("_", "-")) not in provided:
+            if (
+                name := {"yaml": "pyyaml", "sklearn": "scikit-learn"}.get(module, module).lower().replace("_", "-")
+            ) not in provided:
                 extras.setdefault(name, []).append(chapter.path.name)
     return extras
 
@@ -304,18 +347,29 @@ def extra_packages(chapters: list[Chapter], pyproject: pathlib.Path) -> dict[str
 def data_files(book: pathlib.Path) -> list[pathlib.Path]:
     """Files the notebooks may read (e.g. book/data/): not notebooks, pages or the website's own files."""
     skip = {"_build", "_static", ".ipynb_checkpoints", "__pycache__"}
-    return [f for f in sorted(book.rglob("*")) if f.is_file() and f.suffix not in (".ipynb", ".md", ".bib")
-            and not skip & set(f.relative_to(book).parts)]
+    return [
+        f
+        for f in sorted(book.rglob("*"))
+        if f.is_file() and f.suffix not in (".ipynb", ".md", ".bib") and not skip & set(f.relative_to(book).parts)
+    ]
 
 
-def make_student_edition(book: pathlib.Path = ROOT / "book", out: pathlib.Path = ROOT / "student", *, root: pathlib.Path = ROOT,
-                         zip_path: pathlib.Path | None = ROOT / "student.zip", nbgrader: pathlib.Path | None = None,
-                         package_root: pathlib.Path = ROOT) -> list[Chapter]:
+def make_student_edition(
+    book: pathlib.Path = ROOT / "book",
+    out: pathlib.Path = ROOT / "student",
+    *,
+    root: pathlib.Path = ROOT,
+    zip_path: pathlib.Path | None = ROOT / "student.zip",
+    nbgrader: pathlib.Path | None = None,
+    package_root: pathlib.Path = ROOT,
+) -> list[Chapter]:
     """Write the student edition of ``root``'s chapters into ``out`` (replaced whole), optionally an nbgrader course."""
     if out.exists() and not (out / "README.md").exists() and any(out.iterdir()):
         raise NotebookError(f"refusing to replace {out}: it exists and is not a student edition (no README.md)")
     shutil.rmtree(out, ignore_errors=True)
-    chapters = [read_chapter(path, number) for path, number in toc_chapters(root) if path.parent.resolve() == book.resolve()]
+    chapters = [
+        read_chapter(path, number) for path, number in toc_chapters(root) if path.parent.resolve() == book.resolve()
+    ]
     folders = [(out / "book", student_notebook(c), c.path.name) for c in chapters]
     if nbgrader is not None:  # one assignment per chapter
         folders += [(nbgrader / "source" / c.path.stem, c.source, c.path.name) for c in chapters]
@@ -327,16 +381,31 @@ def make_student_edition(book: pathlib.Path = ROOT / "book", out: pathlib.Path =
             (folder / file.relative_to(book)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(file, folder / file.relative_to(book))
         nbformat.write(notebook, folder / name)
-    shutil.copytree(package_root / "posenc_lib", out / "posenc_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        package_root / "posenc_lib", out / "posenc_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
     shutil.copy2(package_root / "pyproject.toml", out / "pyproject.toml")  # students install the library from it
-    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    template = jinja2.Environment(loader=jinja2.FileSystemLoader(pathlib.Path(__file__).parent)).get_template("student_readme.md.j2")
-    (out / "README.md").write_text(template.render(chapters=chapters, commit=commit or "unknown", extras=dict(sorted(
-        extra_packages(chapters, package_root / "pyproject.toml").items()))) + "\n", encoding="utf-8")
+    commit = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    template = jinja2.Environment(loader=jinja2.FileSystemLoader(pathlib.Path(__file__).parent)).get_template(
+        "student_readme.md.j2"
+    )
+    (out / "README.md").write_text(
+        template.render(
+            chapters=chapters,
+            commit=commit or "unknown",
+            extras=dict(sorted(extra_packages(chapters, package_root / "pyproject.toml").items())),
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     if zip_path is not None:  # reproducible: sorted entries, fixed timestamps
         with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for file in sorted(p for p in out.rglob("*") if p.is_file()):
-                info = zipfile.ZipInfo(f"{out.name}/{file.relative_to(out).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0))
+                info = zipfile.ZipInfo(
+                    f"{out.name}/{file.relative_to(out).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0)
+                )
                 info.external_attr, info.compress_type = 0o644 << 16, zipfile.ZIP_DEFLATED
                 archive.writestr(info, file.read_bytes())
     return chapters
@@ -350,12 +419,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nbgrader", type=pathlib.Path, help="also write an nbgrader course into this folder")
     args = parser.parse_args(argv)
     try:
-        chapters = make_student_edition(out=args.out, zip_path=None if args.no_zip else args.zip, nbgrader=args.nbgrader)
+        chapters = make_student_edition(
+            out=args.out, zip_path=None if args.no_zip else args.zip, nbgrader=args.nbgrader
+        )
     except NotebookError as error:
         sys.exit(f"make_student: {error}")
     for chapter in chapters:
-        print(f"{chapter.path.name}: {len(chapter.exercises)} exercise(s)", *(f"\n  warning: {p}" for p in chapter.problems))
-    print(f"wrote {args.out}" + ("" if args.no_zip else f" and {args.zip}") + (f", nbgrader course {args.nbgrader}" * bool(args.nbgrader)))
+        print(
+            f"{chapter.path.name}: {len(chapter.exercises)} exercise(s)",
+            *(f"\n  warning: {p}" for p in chapter.problems),
+        )
+    print(
+        f"wrote {args.out}"
+        + ("" if args.no_zip else f" and {args.zip}")
+        + (f", nbgrader course {args.nbgrader}" * bool(args.nbgrader))
+    )
     return 0
 
 

@@ -65,7 +65,11 @@ def installed_version(name: str, root: pathlib.Path = ROOT) -> str | None:
 
 def missing_packages(root: pathlib.Path = ROOT) -> list[str]:
     """Pinned packages that node_modules lacks or holds in another version."""
-    return [f"{name}@{version}" for name, version in pinned_versions(root).items() if installed_version(name, root) != version]
+    return [
+        f"{name}@{version}"
+        for name, version in pinned_versions(root).items()
+        if installed_version(name, root) != version
+    ]
 
 
 def ensure_installed(root: pathlib.Path = ROOT) -> None:
@@ -229,7 +233,9 @@ def _start_katex_server(cls: Any, rundir: pathlib.Path, timeout: float) -> tuple
     from sphinxcontrib.katex import KaTeXError
 
     socket_path = rundir / "katex.sock"
-    process = subprocess.Popen(cls.build_command(socket=socket_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=rundir)
+    process = subprocess.Popen(
+        cls.build_command(socket=socket_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=rundir
+    )
     deadline = time.monotonic() + timeout
     while True:
         if socket_path.is_socket():

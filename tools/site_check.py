@@ -63,7 +63,11 @@ def chromium_executable() -> str:
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript", ".js": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+    }
 
     def log_message(self, format, *args):
         pass
@@ -97,14 +101,18 @@ def browser() -> Iterator[object]:
 
 def new_context(instance, *, phone: bool = False, color_scheme: str = "light"):
     if phone:  # a phone: narrow, touch, 2 device pixels per CSS pixel
-        return instance.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True, color_scheme=color_scheme)
+        return instance.new_context(
+            viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True, color_scheme=color_scheme
+        )
     return instance.new_context(viewport=DESKTOP, color_scheme=color_scheme)
 
 
 def html_pages(html: pathlib.Path) -> list[str]:
     """Every page of the site, as paths relative to the site root (assets and sources excluded)."""
     skip = {"_static", "_sources", "_images", "_sphinx_design_static"}
-    return sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html") if not skip.intersection(p.relative_to(html).parts))
+    return sorted(
+        p.relative_to(html).as_posix() for p in html.rglob("*.html") if not skip.intersection(p.relative_to(html).parts)
+    )
 
 
 def is_local(url: str) -> bool:
@@ -246,8 +254,16 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
     """What is wrong on a page, from what INSPECT_PAGE saw."""
     found: list[Problem] = []
     if report["pageWidth"] > report["windowWidth"] + 1:
-        culprits = "; ".join(f"{s['tag']} reaching {s['right']} px ({s['text'][:50]!r}, in {s['section']!r})" for s in report["sticking"][:4])
-        found.append(Problem("sideways", f"the page scrolls sideways: {report['pageWidth']} px wide in a {report['windowWidth']} px window ({culprits})"))
+        culprits = "; ".join(
+            f"{s['tag']} reaching {s['right']} px ({s['text'][:50]!r}, in {s['section']!r})"
+            for s in report["sticking"][:4]
+        )
+        found.append(
+            Problem(
+                "sideways",
+                f"the page scrolls sideways: {report['pageWidth']} px wide in a {report['windowWidth']} px window ({culprits})",
+            )
+        )
     for image in report["images"]:
         if not image["loaded"]:
             found.append(Problem("load", f"image did not load: {image['src']}"))
@@ -259,16 +275,23 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
     if phone:
         # not a failure (the formula scrolls in its own box), but worth splitting over lines
         found += [
-            Problem("phone-formula", f"formula wider than the phone's {b['box']} px column: {b['width']} px "
-                    f"({b['line'][:70]!r}), in {b['section']!r}")
-            for b in report["wide"] if b["kind"] == "formula"
+            Problem(
+                "phone-formula",
+                f"formula wider than the phone's {b['box']} px column: {b['width']} px "
+                f"({b['line'][:70]!r}), in {b['section']!r}",
+            )
+            for b in report["wide"]
+            if b["kind"] == "formula"
         ]
         return found
     for block in report["wide"]:
-        found.append(Problem("wide",
-            f"{block['kind']} wider than its {block['box']} px box: {block['width']} px, longest line {block['chars']} characters "
-            f"({block['line'][:90]!r}), in {block['section']!r}"
-        ))
+        found.append(
+            Problem(
+                "wide",
+                f"{block['kind']} wider than its {block['box']} px box: {block['width']} px, longest line {block['chars']} characters "
+                f"({block['line'][:90]!r}), in {block['section']!r}",
+            )
+        )
     for image in report["images"]:
         if not image["inArticle"]:
             continue
@@ -279,21 +302,29 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
             continue
         scale = image["shown"] / image["natural"]
         if scale < MIN_FIGURE_SCALE:
-            found.append(Problem("figure",
-                f"{what} shown at {scale:.2f} of its natural size ({image['natural']} px drawn, "
-                f"{image['shown']:.0f} px shown), in {image['section']!r}: {image['src']}"
-            ))
+            found.append(
+                Problem(
+                    "figure",
+                    f"{what} shown at {scale:.2f} of its natural size ({image['natural']} px drawn, "
+                    f"{image['shown']:.0f} px shown), in {image['section']!r}: {image['src']}",
+                )
+            )
         if image["smallestTextPt"] is not None:
             text_px = image["smallestTextPt"] * 96 / 72 * min(scale, 1.0)
             if text_px < MIN_TEXT_PX - 0.05:
-                found.append(Problem("figure",
-                    f"figure text as small as {text_px:.1f} px ({image['smallestTextPt']:g} pt drawn, shown at {scale:.2f}; "
-                    f"{MIN_TEXT_PX} px needed), in {image['section']!r}: {image['src']}"
-                ))
+                found.append(
+                    Problem(
+                        "figure",
+                        f"figure text as small as {text_px:.1f} px ({image['smallestTextPt']:g} pt drawn, shown at {scale:.2f}; "
+                        f"{MIN_TEXT_PX} px needed), in {image['section']!r}: {image['src']}",
+                    )
+                )
     return found
 
 
-def inspect_page(context, url: str, *, phone: bool, screenshot: pathlib.Path | None = None) -> tuple[list[Problem], dict]:
+def inspect_page(
+    context, url: str, *, phone: bool, screenshot: pathlib.Path | None = None
+) -> tuple[list[Problem], dict]:
     """Open `url` in `context`; return (problems found, what the page reported)."""
     from playwright.sync_api import Error as PlaywrightError
 
@@ -306,11 +337,26 @@ def inspect_page(context, url: str, *, phone: bool, screenshot: pathlib.Path | N
         else:
             route.abort()  # recorded below; never let it leave the machine
 
-    page.on("console", lambda m: problems.append(Problem("load", f"console error: {m.text}")) if m.type == "error" else None)
+    page.on(
+        "console", lambda m: problems.append(Problem("load", f"console error: {m.text}")) if m.type == "error" else None
+    )
     page.on("pageerror", lambda error: problems.append(Problem("load", f"uncaught page error: {error}")))
-    page.on("request", lambda r: None if is_local(r.url) else problems.append(Problem("load", f"request to a non-local host: {r.url}")))
-    page.on("requestfailed", lambda r: problems.append(Problem("load", f"request failed: {r.url} ({r.failure})")) if is_local(r.url) else None)
-    page.on("response", lambda r: problems.append(Problem("load", f"HTTP {r.status} for {r.url}")) if r.status >= 400 else None)
+    page.on(
+        "request",
+        lambda r: (
+            None if is_local(r.url) else problems.append(Problem("load", f"request to a non-local host: {r.url}"))
+        ),
+    )
+    page.on(
+        "requestfailed",
+        lambda r: (
+            problems.append(Problem("load", f"request failed: {r.url} ({r.failure})")) if is_local(r.url) else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda r: problems.append(Problem("load", f"HTTP {r.status} for {r.url}")) if r.status >= 400 else None,
+    )
     page.route("**/*", on_route)
     try:
         page.goto(url, wait_until="load")
@@ -376,7 +422,8 @@ def check_navigation(context, url: str, *, phone: bool) -> list[Problem]:
                 try:
                     page.wait_for_function(
                         "d => { const el = document.querySelector(d); return el && el.open && el.querySelector('a') && el.getBoundingClientRect().width > 100; }",
-                        arg=dialog, timeout=3_000,
+                        arg=dialog,
+                        timeout=3_000,
                     )
                 except Exception:
                     problems.append(Problem("navigation", f"{what}: tapping the visible button did not open {dialog}"))
@@ -389,7 +436,9 @@ def check_navigation(context, url: str, *, phone: bool) -> list[Problem]:
                 ".filter((el) => el.getClientRects().length > 0 && !el.closest('dialog')).length"
             )
             if searches != 1:
-                problems.append(Problem("navigation", f"{searches} visible search entry points on a desktop (one expected)"))
+                problems.append(
+                    Problem("navigation", f"{searches} visible search entry points on a desktop (one expected)")
+                )
             where = page.evaluate(OPEN_DRAWER, [".primary-toggle", ""])
             if "error" in where:
                 problems.append(Problem("navigation", f"sidebar toggle: {where['error']}"))
@@ -397,9 +446,15 @@ def check_navigation(context, url: str, *, phone: bool) -> list[Problem]:
                 before = page.locator("#pst-primary-sidebar").bounding_box()
                 page.mouse.click(where["x"], where["y"])
                 page.wait_for_timeout(600)  # the theme animates the collapse
-                hidden = page.evaluate("() => getComputedStyle(document.querySelector('#pst-primary-sidebar')).visibility === 'hidden'")
+                hidden = page.evaluate(
+                    "() => getComputedStyle(document.querySelector('#pst-primary-sidebar')).visibility === 'hidden'"
+                )
                 if not (before and before["width"] > 100 and hidden):
-                    problems.append(Problem("navigation", "sidebar toggle: clicking the visible button did not collapse the sidebar"))
+                    problems.append(
+                        Problem(
+                            "navigation", "sidebar toggle: clicking the visible button did not collapse the sidebar"
+                        )
+                    )
     finally:
         page.close()
     return problems
@@ -409,8 +464,13 @@ def screenshot_path(directory: pathlib.Path, relative: str, suffix: str = "") ->
     return directory / (relative.replace("/", "__").removesuffix(".html") + suffix + ".png")
 
 
-def check_site(html: pathlib.Path, pages: list[str] | None = None, *, screenshots: pathlib.Path | None = None,
-               navigation: bool = False) -> list[PageReport]:
+def check_site(
+    html: pathlib.Path,
+    pages: list[str] | None = None,
+    *,
+    screenshots: pathlib.Path | None = None,
+    navigation: bool = False,
+) -> list[PageReport]:
     """Every page (or `pages`) at both widths; one report per page and width."""
     reports = []
     with serve(html) as base, browser() as instance:
@@ -431,7 +491,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("html", nargs="?", type=pathlib.Path, default=ROOT / "_build" / "html")
     parser.add_argument("--pages", nargs="*", help="pages relative to the site root (default: every page)")
-    parser.add_argument("--screenshots", type=pathlib.Path, help="write a full-page screenshot of each page at each width here")
+    parser.add_argument(
+        "--screenshots", type=pathlib.Path, help="write a full-page screenshot of each page at each width here"
+    )
     parser.add_argument("--navigation", action="store_true", help="also click the navigation buttons")
     parser.add_argument("--json", type=pathlib.Path, help="write every report (problems and raw measurements) here")
     args = parser.parse_args(argv)

@@ -17,7 +17,15 @@ from .model import check_fraction_unseen, check_interleaved_to_half, check_is_eq
 from .rope import check_rope_half, check_rope_interleaved
 from .sinusoidal import check_shift_matrix, check_sinusoidal
 
-__all__ = ["Case", "CheckResult", "Diagnosis", "LibraryCallError", "arrays_close", "check_function", "library_unavailable"]
+__all__ = [
+    "Case",
+    "CheckResult",
+    "Diagnosis",
+    "LibraryCallError",
+    "arrays_close",
+    "check_function",
+    "library_unavailable",
+]
 __all__ += ["check_alibi_slopes", "check_rope_half", "check_rope_interleaved"]
 __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_t5_bucket"]

@@ -142,8 +142,11 @@ def library_unavailable(forbidden: Sequence[Any], *, student: Any = None) -> Ite
         return refuse
 
     functions = {id(obj): guard(public_name(obj)) for obj in forbidden if not isinstance(obj, type)}
-    namespaces = [vars(module) for name, module in list(sys.modules.items())
-                  if module is not None and (name == "posenc_lib" or name.startswith("posenc_lib.") or name == "__main__")]
+    namespaces = [
+        vars(module)
+        for name, module in list(sys.modules.items())
+        if module is not None and (name == "posenc_lib" or name.startswith("posenc_lib.") or name == "__main__")
+    ]
     if isinstance(getattr(student, "__globals__", None), dict):
         namespaces.append(student.__globals__)
     undo: list[Callable[[], None]] = []
@@ -155,7 +158,9 @@ def library_unavailable(forbidden: Sequence[Any], *, student: Any = None) -> Ite
                     undo.append(functools.partial(namespace.__setitem__, key, value))
         for cls in (obj for obj in forbidden if isinstance(obj, type)):
             refuse = guard(public_name(cls))
-            for attribute in [a for a, v in vars(cls).items() if callable(v) and (a == "__init__" or not a.startswith("_"))]:
+            for attribute in [
+                a for a, v in vars(cls).items() if callable(v) and (a == "__init__" or not a.startswith("_"))
+            ]:
                 original = vars(cls)[attribute]
                 setattr(cls, attribute, refuse)
                 undo.append(functools.partial(setattr, cls, attribute, original))
@@ -181,7 +186,9 @@ def arrays_close(got: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1
     except (TypeError, ValueError, RuntimeError):
         return False
     expected_array = to_numpy(expected)
-    return got_array.shape == expected_array.shape and bool(np.allclose(got_array, expected_array, atol=atol, rtol=rtol))
+    return got_array.shape == expected_array.shape and bool(
+        np.allclose(got_array, expected_array, atol=atol, rtol=rtol)
+    )
 
 
 def describe(value: Any) -> str:
@@ -227,10 +234,16 @@ def _defect(got: Any, expected: Any) -> str:
     if array.size and not array.any() and want.any():
         return "every entry of your result is 0: the part that fills it in is missing or never runs."
     error = float(np.abs(array - want).max()) if array.size else 0.0
-    floating = expected.is_floating_point() if isinstance(expected, torch.Tensor) else np.issubdtype(expected.dtype, np.floating)
+    floating = (
+        expected.is_floating_point()
+        if isinstance(expected, torch.Tensor)
+        else np.issubdtype(expected.dtype, np.floating)
+    )
     if floating and 0 < error <= 0.05 * max(1.0, float(np.abs(want).max())):
-        return (f"your numbers are close but off by up to {error:.1e}: a rounding problem. Is something computed in a "
-                f"16-bit float (bfloat16, float16), or a constant written with few digits?")
+        return (
+            f"your numbers are close but off by up to {error:.1e}: a rounding problem. Is something computed in a "
+            f"16-bit float (bfloat16, float16), or a constant written with few digits?"
+        )
     return ""
 
 
@@ -248,8 +261,15 @@ def _run(fn: Callable[..., Any], case: Case, forbidden: Sequence[Any]) -> tuple[
             return None, error, calls
 
 
-def _matches(diagnosis: Diagnosis, cases: Sequence[Case], outcomes: list, compare: Callable[[Any, Any], bool],
-             failing: int, *, everywhere: bool) -> bool:
+def _matches(
+    diagnosis: Diagnosis,
+    cases: Sequence[Case],
+    outcomes: list,
+    compare: Callable[[Any, Any], bool],
+    failing: int,
+    *,
+    everywhere: bool,
+) -> bool:
     """The student's outputs equal the wrong answer's on the failing case and, if ``everywhere``, on every case
     where both are defined."""
     for index, (case, (got, error, _)) in enumerate(zip(cases, outcomes)):
@@ -265,8 +285,13 @@ def _matches(diagnosis: Diagnosis, cases: Sequence[Case], outcomes: list, compar
     return True
 
 
-def _diagnose(diagnoses: Sequence[Diagnosis], cases: Sequence[Case], outcomes: list,
-              compare: Callable[[Any, Any], bool], failing: int) -> str:
+def _diagnose(
+    diagnoses: Sequence[Diagnosis],
+    cases: Sequence[Case],
+    outcomes: list,
+    compare: Callable[[Any, Any], bool],
+    failing: int,
+) -> str:
     """The hint of the first diagnosis matching on every case; for an array result, else of one matching the failing case.
 
     A yes/no or single-number answer has too few wrong values for one case to tell mistakes apart.
@@ -318,7 +343,9 @@ def check_function(
             ``fn`` that is not callable gets its verdict before anything else is looked at.
     """
     if not callable(fn):
-        return _report(exercise, False, f"{FAIL_MARK} {exercise}: expected a function, got {type(fn).__name__}.", "wrong result")
+        return _report(
+            exercise, False, f"{FAIL_MARK} {exercise}: expected a function, got {type(fn).__name__}.", "wrong result"
+        )
     if not isinstance(exercise, str) or not exercise:
         raise TypeError(f"exercise must be a non-empty string (the exercise's title), got {exercise!r}")
     cases = list(cases)
@@ -333,19 +360,30 @@ def check_function(
         outcome = _run(fn, case, forbidden)
         if outcome[2]:
             names = ", ".join(dict.fromkeys(outcome[2]))
-            message = (f"{FAIL_MARK} {exercise}: your answer calls {names}, which this exercise asks you to write "
-                       f"yourself.\n   The checker runs your function with that library code switched off.")
+            message = (
+                f"{FAIL_MARK} {exercise}: your answer calls {names}, which this exercise asks you to write "
+                f"yourself.\n   The checker runs your function with that library code switched off."
+            )
             return _report(exercise, False, message, "calls the library", message.split("\n")[0])
         if isinstance(outcome[1], NotImplementedError):
-            return _report(exercise, False, f"{FAIL_MARK} {exercise}: not implemented yet (the function raised NotImplementedError).",
-                           "not implemented")
+            return _report(
+                exercise,
+                False,
+                f"{FAIL_MARK} {exercise}: not implemented yet (the function raised NotImplementedError).",
+                "not implemented",
+            )
         outcomes.append(outcome)
     for index, (case, (got, error, _)) in enumerate(zip(cases, outcomes)):
         if error is not None:
             where = traceback.format_exception_only(type(error), error)[-1].strip()
             specific = case.hint or hint
-            return _report(exercise, False, f"{FAIL_MARK} {exercise}: calling it with {case.label} raised {where}\n   hint: {specific}",
-                           "raised", specific)
+            return _report(
+                exercise,
+                False,
+                f"{FAIL_MARK} {exercise}: calling it with {case.label} raised {where}\n   hint: {specific}",
+                "raised",
+                specific,
+            )
         if _safe(lambda: bool(compare(got, case.expected))):
             continue
         specific = _diagnose(diagnoses, cases, outcomes, compare, index)

@@ -21,11 +21,15 @@ from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 HEAD_COUNTS = (8, 12, 6, 16, 24, 1)
 ALIBI_CODE = (alibi_slopes, alibi_bias, alibi_bias_compact, fast.alibi_bias, fast.alibi_bias_compact)
-SLOPES_HINT = ("for a power of two n the slopes are 2^(-8/n), 2^(-16/n), ..., 2^(-8). Otherwise take the "
-               "slopes for p = the largest power of two below n, then append the 1st, 3rd, 5th, ... slopes "
-               "of the 2p-head sequence until you have n.")
-CASE_HINTS = {12: "12 heads is not a power of two: the 8-head slopes, then every other slope of the 16-head sequence.",
-              1: "one head: the geometric sequence for n = 1 is the single slope 2^(-8)."}
+SLOPES_HINT = (
+    "for a power of two n the slopes are 2^(-8/n), 2^(-16/n), ..., 2^(-8). Otherwise take the "
+    "slopes for p = the largest power of two below n, then append the 1st, 3rd, 5th, ... slopes "
+    "of the 2p-head sequence until you have n."
+)
+CASE_HINTS = {
+    12: "12 heads is not a power of two: the 8-head slopes, then every other slope of the 16-head sequence.",
+    1: "one head: the geometric sequence for n = 1 is the single slope 2^(-8).",
+}
 
 
 def _naive(n_heads: int) -> torch.Tensor:
@@ -84,7 +88,10 @@ def check_alibi_slopes(fn: Callable[[int], Any]) -> CheckResult:
                 "the extra heads' slopes are appended after them. Do not sort.",
                 lambda n: alibi_slopes(n).sort(descending=True).values,
             ),
-            Diagnosis("your slopes are sorted in increasing order; do not sort at all.", lambda n: alibi_slopes(n).sort().values),
+            Diagnosis(
+                "your slopes are sorted in increasing order; do not sort at all.",
+                lambda n: alibi_slopes(n).sort().values,
+            ),
             Diagnosis("off by one: the first head's slope is 2^(-8/n), not 1 (count heads from 1).", _zero_based),
             Diagnosis(
                 "the extra slopes repeat ones you already have: from the 2p-head sequence take the 1st, 3rd, "

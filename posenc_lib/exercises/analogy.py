@@ -36,13 +36,17 @@ def check_add_positions(fn: Callable[[list[str], int], Any]) -> CheckResult:
             lambda w, d: embed_words(w, d) + _positions(len(w), d, first=1),
         ),
         Diagnosis("these are the word vectors alone: add the position vectors.", lambda w, d: embed_words(w, d)),
-        Diagnosis("these are the position vectors alone: add them to the word vectors.", lambda w, d: _positions(len(w), d)),
+        Diagnosis(
+            "these are the position vectors alone: add them to the word vectors.", lambda w, d: _positions(len(w), d)
+        ),
         Diagnosis(
             "you concatenated [word | position] (2 * d_model columns); the Transformer adds them, keeping d_model.",
             lambda w, d: torch.cat([embed_words(w, d), _positions(len(w), d)], dim=-1),
         ),
-        Diagnosis("you multiplied the two; the position vector is added to the word vector.",
-                  lambda w, d: embed_words(w, d) * _positions(len(w), d)),
+        Diagnosis(
+            "you multiplied the two; the position vector is added to the word vector.",
+            lambda w, d: embed_words(w, d) * _positions(len(w), d),
+        ),
     ]
     return check_function(
         "Word vector + position vector",

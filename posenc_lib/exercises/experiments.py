@@ -68,7 +68,10 @@ def _causal(slopes_past: Any, slopes_future: Any, seq_len: int) -> torch.Tensor:
 
 
 def _first_head_only(slopes_past: Any, slopes_future: Any, seq_len: int) -> torch.Tensor:
-    past, future = torch.as_tensor(slopes_past, dtype=torch.float64), torch.as_tensor(slopes_future, dtype=torch.float64)
+    past, future = (
+        torch.as_tensor(slopes_past, dtype=torch.float64),
+        torch.as_tensor(slopes_future, dtype=torch.float64),
+    )
     return _directional(past[:1].expand(past.shape[0]), future[:1].expand(future.shape[0]), seq_len)
 
 
@@ -106,8 +109,12 @@ def check_directional_alibi(fn: Callable[[Any, Any, int], Any]) -> CheckResult:
         (torch.tensor([0.5]), torch.tensor([0.25]), 1),
     ]
     cases = [
-        Case(f"slopes_past={past.tolist()}, slopes_future={future.tolist()}, seq_len={s}", (past, future, s), {},
-             _directional(past, future, s))
+        Case(
+            f"slopes_past={past.tolist()}, slopes_future={future.tolist()}, seq_len={s}",
+            (past, future, s),
+            {},
+            _directional(past, future, s),
+        )
         for past, future, s in inputs
     ]
     return check_function(
@@ -125,8 +132,9 @@ def check_directional_alibi(fn: Callable[[Any, Any, int], Any]) -> CheckResult:
 
 def _small_rope_decoder() -> Any:
     """A RoPE decoder with random weights: 2 layers, 2 heads of width 8, trained length 8."""
-    config = TransformerConfig(vocab_size=9, n_outputs=8, scheme="rope", causal=True, max_len=8,
-                               d_model=16, n_heads=2, n_layers=2, d_ff=32)
+    config = TransformerConfig(
+        vocab_size=9, n_outputs=8, scheme="rope", causal=True, max_len=8, d_model=16, n_heads=2, n_layers=2, d_ff=32
+    )
     return build_model(config, seed=0)
 
 
@@ -151,13 +159,16 @@ class _Logits:
         def first(logits: torch.Tensor) -> str:
             return ", ".join(f"{v:.3f}" for v in logits[0, -1, :3].tolist())
 
-        return (f"logits of the first sequence's last token: returned model [{first(self.returned)}, ...], "
-                f"model passed in [{first(self.given)}, ...]")
+        return (
+            f"logits of the first sequence's last token: returned model [{first(self.returned)}, ...], "
+            f"model passed in [{first(self.given)}, ...]"
+        )
 
 
 def _same_logits(got: Any, expected: _Logits) -> bool:
     return isinstance(got, _Logits) and all(
-        arrays_close(a, b, atol=1e-5, rtol=1e-4) for a, b in ((got.returned, expected.returned), (got.given, expected.given))
+        arrays_close(a, b, atol=1e-5, rtol=1e-4)
+        for a, b in ((got.returned, expected.returned), (got.given, expected.given))
     )
 
 
@@ -219,8 +230,14 @@ def check_interpolate(fn: Callable[[Any, float], Any]) -> CheckResult:
     cases = []
     for factor, seq_len in ((2, 16), (4, 32), (1.5, 12), (1, 8)):
         tokens = torch.randint(0, 9, (3, seq_len), generator=generator)  # (b, s)
-        cases.append(Case(f"a small random RoPE decoder, factor={factor}, {seq_len} tokens",
-                          (model, factor, tokens), {}, _outputs(_interpolated)(model, factor, tokens)))
+        cases.append(
+            Case(
+                f"a small random RoPE decoder, factor={factor}, {seq_len} tokens",
+                (model, factor, tokens),
+                {},
+                _outputs(_interpolated)(model, factor, tokens),
+            )
+        )
     return check_function(
         "Position interpolation on a trained model",
         _outputs(fn),

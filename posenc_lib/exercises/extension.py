@@ -41,8 +41,10 @@ NTK_SETTINGS = [  # (head_dim, factor, base)
 
 
 NTK_CODE = (ntk_aware_frequencies, ntk_aware_base, dynamic_ntk_frequencies, rope_frequencies)
-NTK_HINT = ("compute the new base b' = base * factor ** (d / (d - 2)) and return the standard frequencies "
-            "b' ** (-2k / d) for k = 0 .. d/2 - 1, as a tensor of shape (d/2,).")
+NTK_HINT = (
+    "compute the new base b' = base * factor ** (d / (d - 2)) and return the standard frequencies "
+    "b' ** (-2k / d) for k = 0 .. d/2 - 1, as a tensor of shape (d/2,)."
+)
 
 
 def _theta(head_dim: int, base: float, exponent: float = 2.0) -> torch.Tensor:
@@ -55,7 +57,9 @@ def _ntk(head_dim: int, factor: float, base: float = 10000.0) -> torch.Tensor:
     return _theta(head_dim, base * factor ** (head_dim / (head_dim - 2)))
 
 
-def _ntk_with_base(new_base: Callable[[float, int, float], float], exponent: float = 2.0) -> Callable[..., torch.Tensor]:
+def _ntk_with_base(
+    new_base: Callable[[float, int, float], float], exponent: float = 2.0
+) -> Callable[..., torch.Tensor]:
     def wrong(head_dim: int, factor: float, base: float = 10000.0) -> torch.Tensor:
         return _theta(head_dim, new_base(base, head_dim, factor), exponent)
 
@@ -72,8 +76,10 @@ def _explain_frequencies(got: Any, expected: Any) -> str:
     if not torch.allclose(got, implied ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d), rtol=1e-4):
         return ""
     right = float(expected[1]) ** (-d / 2)
-    return (f"your frequencies have the right form b'^(-2k/d), but with b' = {implied:.6g}; the enlarged base is "
-            f"b' = base * factor^(d / (d - 2)) = {right:.6g} here.")
+    return (
+        f"your frequencies have the right form b'^(-2k/d), but with b' = {implied:.6g}; the enlarged base is "
+        f"b' = base * factor^(d / (d - 2)) = {right:.6g} here."
+    )
 
 
 def _compare_frequencies(got: Any, expected: Any) -> bool:
@@ -84,7 +90,9 @@ def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(head_dim, factor, base=10000.0)`` against NTK-aware scaled RoPE frequencies ``(d/2,)``."""
     hints = {500000.0: "use the base argument (here 500000), not 10000.", 1.0: "factor 1 changes nothing."}
     cases = [
-        Case(f"head_dim={d}, factor={s}, base={b:g}", (d, s), {"base": b}, _ntk(d, s, b), hints.get(b, hints.get(s, "")))
+        Case(
+            f"head_dim={d}, factor={s}, base={b:g}", (d, s), {"base": b}, _ntk(d, s, b), hints.get(b, hints.get(s, ""))
+        )
         for d, s, b in NTK_SETTINGS
     ]
     return check_function(
@@ -167,8 +175,12 @@ def _bucket_cases() -> list[Case]:
 
     return [
         case("relative positions -200..200, T5's defaults (bidirectional, 32 buckets, 128)", torch.arange(-200, 201)),
-        case("relative positions -200..200, bidirectional=False", torch.arange(-200, 201),
-             "causal: the distance is max(0, -relative position), so every future key is in bucket 0.", bidirectional=False),
+        case(
+            "relative positions -200..200, bidirectional=False",
+            torch.arange(-200, 201),
+            "causal: the distance is max(0, -relative position), so every future key is in bucket 0.",
+            bidirectional=False,
+        ),
         case(
             "the (6, 10) matrix relative_positions(6, 10), num_buckets=16, max_distance=64",
             relative_positions(6, 10),
@@ -189,11 +201,18 @@ def _bucket_cases() -> list[Case]:
 def _explain_buckets(got: Any, expected: Any) -> str:
     """Past and future keys at the same distance in the same bucket: the directions are not told apart."""
     got = torch.as_tensor(got)
-    if got.shape != expected.shape or got.dim() != 1 or got.numel() % 2 == 0 or bool((expected == expected.flip(0)).all()):
+    if (
+        got.shape != expected.shape
+        or got.dim() != 1
+        or got.numel() % 2 == 0
+        or bool((expected == expected.flip(0)).all())
+    ):
         return ""
     if bool((got == got.flip(0)).all()):
-        return ("your buckets are the same for relative positions r and -r: in the bidirectional case future keys "
-                "(r > 0) use the upper half of the buckets (add num_buckets // 2).")
+        return (
+            "your buckets are the same for relative positions r and -r: in the bidirectional case future keys "
+            "(r > 0) use the upper half of the buckets (add num_buckets // 2)."
+        )
     return ""
 
 
@@ -252,13 +271,16 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
 
 # --- Llama 3.1's frequency groups --------------------------------------------------------------
 
-LLAMA3_HINT = ("a pair turns L * theta_k / (2 pi) times in the first L tokens. Count the pairs with more than 4 turns "
-               "(unchanged), fewer than 1 (divided by the factor) and the rest, 1 to 4 turns inclusive (blended); "
-               "return (unchanged, blended, divided).")
+LLAMA3_HINT = (
+    "a pair turns L * theta_k / (2 pi) times in the first L tokens. Count the pairs with more than 4 turns "
+    "(unchanged), fewer than 1 (divided by the factor) and the rest, 1 to 4 turns inclusive (blended); "
+    "return (unchanged, blended, divided)."
+)
 
 
-def _groups(frequencies: torch.Tensor, original_len: int, *, turns_per: float = 2 * math.pi,
-            inclusive: bool = True) -> tuple[int, int, int]:
+def _groups(
+    frequencies: torch.Tensor, original_len: int, *, turns_per: float = 2 * math.pi, inclusive: bool = True
+) -> tuple[int, int, int]:
     """(unchanged, blended, divided) with ``turns = L theta / turns_per``; boundaries blended unless ``inclusive`` is False."""
     turns = original_len * frequencies.double() / turns_per  # (d/2,) full turns within the original length
     unchanged = int((turns > 4).sum() if inclusive else (turns >= 4).sum())
@@ -268,7 +290,9 @@ def _groups(frequencies: torch.Tensor, original_len: int, *, turns_per: float = 
 
 def _same_counts(got: Any, expected: tuple[int, int, int]) -> bool:
     """Three whole numbers (a tuple, list or tensor of them), equal to the expected counts."""
-    values = [v.item() if isinstance(v, torch.Tensor) else v for v in (got.tolist() if isinstance(got, torch.Tensor) else got)]
+    values = [
+        v.item() if isinstance(v, torch.Tensor) else v for v in (got.tolist() if isinstance(got, torch.Tensor) else got)
+    ]
     return len(values) == 3 and all(float(v) == float(e) and not isinstance(v, bool) for v, e in zip(values, expected))
 
 
@@ -283,10 +307,12 @@ def check_llama3_groups(fn: Callable[[torch.Tensor, int], Any]) -> CheckResult:
     small = 10000.0 ** (-2.0 * torch.arange(32, dtype=torch.float64) / 64)
     edges = 2 * math.pi * torch.tensor([4.0, 1.0, 4.5, 0.5, 2.0], dtype=torch.float64) / 8192  # 4, 1, 4.5, 0.5, 2 turns
     boundary = "a pair that turns exactly 4 times or exactly once is blended: only MORE than 4 turns keeps it, FEWER than 1 divides it."
-    settings = [("Llama 3.1: head_dim=128, base=500000, original_len=8192", llama, 8192, ""),
-                ("head_dim=64, base=10000, original_len=4096", small, 4096, ""),
-                ("5 pairs turning 4, 1, 4.5, 0.5 and 2 times in original_len=8192", edges, 8192, boundary),
-                ("the same 5 pairs with original_len=2048 (1, 0.25, 1.125, 0.125, 0.5 turns)", edges, 2048, boundary)]
+    settings = [
+        ("Llama 3.1: head_dim=128, base=500000, original_len=8192", llama, 8192, ""),
+        ("head_dim=64, base=10000, original_len=4096", small, 4096, ""),
+        ("5 pairs turning 4, 1, 4.5, 0.5 and 2 times in original_len=8192", edges, 8192, boundary),
+        ("the same 5 pairs with original_len=2048 (1, 0.25, 1.125, 0.125, 0.5 turns)", edges, 2048, boundary),
+    ]
     cases = [Case(label, (theta, n), {}, _groups(theta, n), hint) for label, theta, n, hint in settings]
     return check_function(
         "Llama 3.1's frequency groups",
@@ -294,13 +320,20 @@ def check_llama3_groups(fn: Callable[[torch.Tensor, int], Any]) -> CheckResult:
         cases,
         hint=LLAMA3_HINT,
         diagnoses=[
-            Diagnosis("your order is (divided, blended, unchanged); return (unchanged, blended, divided).",
-                      lambda f, n: _groups(f, n)[::-1]),
-            Diagnosis("a full turn is 2 pi radians: the number of turns is L * theta / (2 pi), not L * theta.",
-                      lambda f, n: _groups(f, n, turns_per=1.0)),
+            Diagnosis(
+                "your order is (divided, blended, unchanged); return (unchanged, blended, divided).",
+                lambda f, n: _groups(f, n)[::-1],
+            ),
+            Diagnosis(
+                "a full turn is 2 pi radians: the number of turns is L * theta / (2 pi), not L * theta.",
+                lambda f, n: _groups(f, n, turns_per=1.0),
+            ),
             Diagnosis("a full turn is 2 pi radians, not pi.", lambda f, n: _groups(f, n, turns_per=math.pi)),
-            Diagnosis("a pair at exactly 4 turns or exactly 1 turn is blended: unchanged needs MORE than 4 turns "
-                      "(> 4, not >= 4), divided FEWER than 1 (< 1, not <= 1).", lambda f, n: _groups(f, n, inclusive=False)),
+            Diagnosis(
+                "a pair at exactly 4 turns or exactly 1 turn is blended: unchanged needs MORE than 4 turns "
+                "(> 4, not >= 4), divided FEWER than 1 (< 1, not <= 1).",
+                lambda f, n: _groups(f, n, inclusive=False),
+            ),
         ],
         compare=_same_counts,
         forbidden=[llama3_frequencies],

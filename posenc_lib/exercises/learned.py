@@ -17,8 +17,10 @@ import torch
 from ..learned import LearnedPositionalEmbedding
 from ._core import Case, CheckResult, arrays_close, check_function, describe
 
-LOOKUP_HINT = ("return table[positions] when 0 <= every position < max_len = table.shape[0]; otherwise raise "
-               "ValueError with a message that names the offending position and max_len.")
+LOOKUP_HINT = (
+    "return table[positions] when 0 <= every position < max_len = table.shape[0]; otherwise raise "
+    "ValueError with a message that names the offending position and max_len."
+)
 
 
 class _Outcome(tuple):
@@ -62,24 +64,32 @@ def _explain(got: tuple[str, Any], expected: tuple[str, Any]) -> str:
     kind, value = got
     if expected[0] == "returned":
         if kind == "raised":
-            return (f"every position here is in 0 .. max_len - 1 (max_len - 1 is the last row there is), but your function "
-                    f"raised {type(value).__name__}: refuse only p < 0 or p >= max_len.")
+            return (
+                f"every position here is in 0 .. max_len - 1 (max_len - 1 is the last row there is), but your function "
+                f"raised {type(value).__name__}: refuse only p < 0 or p >= max_len."
+            )
         return "return the rows table[positions], in the order of positions."
     bad, max_len = expected[1]
     if kind == "returned":
         if bad < 0:
-            return ("a negative position must be refused too: tensor indexing quietly counts it from the end, "
-                    "so table[positions] returns a row instead of failing.")
+            return (
+                "a negative position must be refused too: tensor indexing quietly counts it from the end, "
+                "so table[positions] returns a row instead of failing."
+            )
         return f"position {bad} does not exist (positions are 0 .. {max_len - 1}), but your function returned rows: raise ValueError."
     if not isinstance(value, ValueError):
         if isinstance(value, IndexError) and "out of bounds" in str(value):
-            return ("position max_len is one past the end: a table of max_len rows has positions 0 .. max_len - 1. "
-                    "A bare table[positions] (or a check with > instead of >=) lets it through to torch's IndexError, "
-                    "which does not say what went wrong; check 0 <= p < max_len yourself (use >=) and raise a ValueError.")
+            return (
+                "position max_len is one past the end: a table of max_len rows has positions 0 .. max_len - 1. "
+                "A bare table[positions] (or a check with > instead of >=) lets it through to torch's IndexError, "
+                "which does not say what went wrong; check 0 <= p < max_len yourself (use >=) and raise a ValueError."
+            )
         return f"raise ValueError (or a subclass of it), not {type(value).__name__}."
     missing = [name for name, part in (("the position", bad), ("max_len", max_len)) if str(part) not in str(value)]
-    return (f"your ValueError's message must contain {' and '.join(missing)} ({', '.join(str(p) for p in expected[1])}); "
-            f"it says {str(value)!r}.")
+    return (
+        f"your ValueError's message must contain {' and '.join(missing)} ({', '.join(str(p) for p in expected[1])}); "
+        f"it says {str(value)!r}."
+    )
 
 
 def check_position_lookup(fn: Callable[[torch.Tensor, torch.Tensor], Any]) -> CheckResult:
@@ -91,7 +101,8 @@ def check_position_lookup(fn: Callable[[torch.Tensor, torch.Tensor], Any]) -> Ch
 
     def case(label: str, positions: list[int], bad: int | None = None) -> Case:
         index = torch.tensor(positions)
-        expected = _Outcome(("returned", table[index]) if bad is None else ("raised", (bad, 8)))  # the message names both
+        # the message names both
+        expected = _Outcome(("returned", table[index]) if bad is None else ("raised", (bad, 8)))
         return Case(label, (table, index), {}, expected)
 
     cases = [

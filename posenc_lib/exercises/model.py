@@ -89,8 +89,13 @@ def _equivariance_layers(d_model: int) -> list[tuple[_Layer, bool]]:
         (_Layer("running sum over tokens (cumsum)", lambda x: x.cumsum(dim=0)), False),
         (_Layer("x + x reversed (symmetric under reversal only)", lambda x: x + x.flip(0)), False),
         (_Layer("mean over tokens, copied to every token", lambda x: x.mean(dim=0, keepdim=True).expand_as(x)), True),
-        (_Layer("a position vector per PAIR of tokens (0 and 1 share one, 2 and 3 the next, ...)",
-                lambda x: x + (torch.arange(x.shape[0]) // 2).to(x.dtype)[:, None] * w[0]), False),
+        (
+            _Layer(
+                "a position vector per PAIR of tokens (0 and 1 share one, 2 and 3 the next, ...)",
+                lambda x: x + (torch.arange(x.shape[0]) // 2).to(x.dtype)[:, None] * w[0],
+            ),
+            False,
+        ),
     ]
 
 
@@ -126,13 +131,17 @@ def _inverse_permutation(layer, x):
 
 
 def _explain_bool(got: Any, expected: bool) -> str:
-    if isinstance(got, (bool, np.bool_)) or (isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.numel() == 1):
+    if isinstance(got, (bool, np.bool_)) or (
+        isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.numel() == 1
+    ):
         return ""
     return f"return a bool (True or False), not a {type(got).__name__}: e.g. bool(torch.allclose(...))."
 
 
-EQUIVARIANCE_HINT = ("permute the tokens with several random permutations perm and compare layer(x[perm]) "
-                     "with layer(x)[perm] using torch.allclose; return a Python bool")
+EQUIVARIANCE_HINT = (
+    "permute the tokens with several random permutations perm and compare layer(x[perm]) "
+    "with layer(x)[perm] using torch.allclose; return a Python bool"
+)
 
 
 def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckResult:
@@ -152,19 +161,37 @@ def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckR
         cases,
         hint=EQUIVARIANCE_HINT,
         diagnoses=[
-            Diagnosis("your function returns False for every layer: an attention head without positions, a "
-                      "per-token MLP and a mean copied to every token are equivariant", lambda layer, x: False),
-            Diagnosis("your function returns True for every layer: compare layer(x[perm]) with layer(x)[perm] "
-                      "for permutations perm that actually move tokens", lambda layer, x: True),
-            Diagnosis("you tested invariance, layer(x[perm]) == layer(x), or un-shuffled the output with the inverse "
-                      "permutation (both give these verdicts); equivariance compares layer(x[perm]) with layer(x)[perm], "
-                      "the output shuffled the same way", _invariance_test),
-            Diagnosis("a single fixed permutation (the reversal) is not enough: some layers commute with it "
-                      "and with nothing else; try several random permutations", _reversal_only),
-            Diagnosis("swapping only tokens 0 and 1 is not enough: a layer can treat those two alike and still "
-                      "depend on order; use random permutations that move every token", _swap_first_two),
-            Diagnosis("you un-shuffled the output with the inverse permutation; if the input is x[perm], "
-                      "the output of an equivariant layer is layer(x)[perm]", _inverse_permutation),
+            Diagnosis(
+                "your function returns False for every layer: an attention head without positions, a "
+                "per-token MLP and a mean copied to every token are equivariant",
+                lambda layer, x: False,
+            ),
+            Diagnosis(
+                "your function returns True for every layer: compare layer(x[perm]) with layer(x)[perm] "
+                "for permutations perm that actually move tokens",
+                lambda layer, x: True,
+            ),
+            Diagnosis(
+                "you tested invariance, layer(x[perm]) == layer(x), or un-shuffled the output with the inverse "
+                "permutation (both give these verdicts); equivariance compares layer(x[perm]) with layer(x)[perm], "
+                "the output shuffled the same way",
+                _invariance_test,
+            ),
+            Diagnosis(
+                "a single fixed permutation (the reversal) is not enough: some layers commute with it "
+                "and with nothing else; try several random permutations",
+                _reversal_only,
+            ),
+            Diagnosis(
+                "swapping only tokens 0 and 1 is not enough: a layer can treat those two alike and still "
+                "depend on order; use random permutations that move every token",
+                _swap_first_two,
+            ),
+            Diagnosis(
+                "you un-shuffled the output with the inverse permutation; if the input is x[perm], "
+                "the output of an equivariant layer is layer(x)[perm]",
+                _inverse_permutation,
+            ),
         ],
         compare=_same_bool,
         explain=_explain_bool,
@@ -231,8 +258,13 @@ def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
         gen = torch.Generator().manual_seed(10 + seed)
         x = torch.randn(b, s, d, generator=gen)
         w_q, w_k = torch.randn(d, d, generator=gen) / math.sqrt(d), torch.randn(d, d, generator=gen) / math.sqrt(d)
-        cases.append(Case(f"x of shape {(b, s, d)} and n_heads={h}", (x, w_q, w_k, h),
-                          expected=_rope_scores_reference(x, w_q, w_k, h)))
+        cases.append(
+            Case(
+                f"x of shape {(b, s, d)} and n_heads={h}",
+                (x, w_q, w_k, h),
+                expected=_rope_scores_reference(x, w_q, w_k, h),
+            )
+        )
     return check_function(
         "Multi-head scores with RoPE",
         fn,
@@ -240,16 +272,28 @@ def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
         hint="project, split (b, s, d) -> (b, h, s, d_h) with view + transpose, apply pe.apply_rope to q and k "
         "(not v), then q @ k^T / sqrt(d_h)",
         diagnoses=[
-            Diagnosis("you rotated the full d-wide projection before splitting it into heads; RoPE works per "
-                      "head, with frequencies set by the head width d_h", _rope_before_split),
-            Diagnosis("reshaping (b, s, d) straight to (b, h, s, d_h) mixes positions and heads; view as "
-                      "(b, s, h, d_h) and then transpose(1, 2)", _split_without_transpose),
-            Diagnosis("only the queries are rotated; the key must be rotated by its own position too, or the "
-                      "score depends on the query's absolute position", _only_queries_rotated),
+            Diagnosis(
+                "you rotated the full d-wide projection before splitting it into heads; RoPE works per "
+                "head, with frequencies set by the head width d_h",
+                _rope_before_split,
+            ),
+            Diagnosis(
+                "reshaping (b, s, d) straight to (b, h, s, d_h) mixes positions and heads; view as "
+                "(b, s, h, d_h) and then transpose(1, 2)",
+                _split_without_transpose,
+            ),
+            Diagnosis(
+                "only the queries are rotated; the key must be rotated by its own position too, or the "
+                "score depends on the query's absolute position",
+                _only_queries_rotated,
+            ),
             Diagnosis("divide by sqrt(d_h), the head width, not sqrt(d)", _scaled_by_model_width),
             Diagnosis("these are the scores without any rotation: apply pe.apply_rope to q and k", _no_rope),
-            Diagnosis("you rotated in the interleaved layout; use pe.apply_rope's default half-split layout, the "
-                      "one the model uses", _interleaved_layout),
+            Diagnosis(
+                "you rotated in the interleaved layout; use pe.apply_rope's default half-split layout, the "
+                "one the model uses",
+                _interleaved_layout,
+            ),
         ],
         compare=lambda got, expected: arrays_close(got, expected, atol=1e-4, rtol=1e-4),
     )
@@ -298,17 +342,41 @@ def check_fraction_unseen(fn: Callable[..., float]) -> CheckResult:
     i.e. ``(train_len - 1) * theta_k < 2 pi`` with ``theta_k = base^(-2k/d)``.
     """
     cases = [
-        Case(f"train_len={n}, head_dim={d}, base={b:g}", (n, d), {"base": b},
-             expected=_fraction_unseen_reference(n, d, b))
-        for n, d, b in [(2048, 128, 10000.0), (4096, 128, 10000.0), (8192, 128, 500000.0),
-                        (512, 64, 10000.0), (1, 16, 10000.0), (100000, 64, 100.0)]
+        Case(
+            f"train_len={n}, head_dim={d}, base={b:g}",
+            (n, d),
+            {"base": b},
+            expected=_fraction_unseen_reference(n, d, b),
+        )
+        for n, d, b in [
+            (2048, 128, 10000.0),
+            (4096, 128, 10000.0),
+            (8192, 128, 500000.0),
+            (512, 64, 10000.0),
+            (1, 16, 10000.0),
+            (100000, 64, 100.0),
+        ]
     ]
-    boundary = ("the positions are 0 .. L - 1, so the largest angle a pair reaches in training is (L - 1) * theta_k; "
-                "here a wavelength lies between L - 1 and L, the case that tells (L - 1) * theta from L * theta.")
-    cases += [Case("train_len=7, head_dim=2 (one pair, theta = 1, wavelength 2 pi = 6.28: between L - 1 = 6 and L = 7)",
-                   (7, 2), {"base": 10000.0}, expected=_fraction_unseen_reference(7, 2), hint=boundary),
-              Case("train_len=63, head_dim=4, base=100 (theta_1 = 0.1, wavelength 62.8: between 62 and 63)",
-                   (63, 4), {"base": 100.0}, expected=_fraction_unseen_reference(63, 4, 100.0), hint=boundary)]
+    boundary = (
+        "the positions are 0 .. L - 1, so the largest angle a pair reaches in training is (L - 1) * theta_k; "
+        "here a wavelength lies between L - 1 and L, the case that tells (L - 1) * theta from L * theta."
+    )
+    cases += [
+        Case(
+            "train_len=7, head_dim=2 (one pair, theta = 1, wavelength 2 pi = 6.28: between L - 1 = 6 and L = 7)",
+            (7, 2),
+            {"base": 10000.0},
+            expected=_fraction_unseen_reference(7, 2),
+            hint=boundary,
+        ),
+        Case(
+            "train_len=63, head_dim=4, base=100 (theta_1 = 0.1, wavelength 62.8: between 62 and 63)",
+            (63, 4),
+            {"base": 100.0},
+            expected=_fraction_unseen_reference(63, 4, 100.0),
+            hint=boundary,
+        ),
+    ]
     return check_function(
         "Pairs that never turn a full circle in training",
         fn,
@@ -317,19 +385,29 @@ def check_fraction_unseen(fn: Callable[..., float]) -> CheckResult:
         "if (train_len - 1) * theta_k >= 2 pi; return the fraction of pairs that have not",
         diagnoses=[
             Diagnosis("a full turn is 2 pi radians, not 1", _compares_with_one_radian),
-            Diagnosis("the exponent is -2k / head_dim (pairs share a frequency), not -k / head_dim",
-                      _frequencies_without_factor_two),
+            Diagnosis(
+                "the exponent is -2k / head_dim (pairs share a frequency), not -k / head_dim",
+                _frequencies_without_factor_two,
+            ),
             Diagnosis("return a fraction of the head_dim / 2 pairs, not a count", _count_not_fraction),
-            Diagnosis("there are head_dim / 2 pairs (rotation planes), not head_dim of them",
-                      _fraction_of_all_coordinates),
-            Diagnosis("the base argument is ignored: theta_k = base ** (-2k / head_dim) with the base you are given",
-                      lambda n, d, base=10000.0: _fraction_unseen_reference(n, d)),
-            Diagnosis("off by one: the training positions are 0 .. L - 1, so the largest trained angle is "
-                      "(L - 1) * theta_k, not L * theta_k (a wavelength > L test makes the same slip)",
-                      _last_position_off_by_one),
+            Diagnosis(
+                "there are head_dim / 2 pairs (rotation planes), not head_dim of them", _fraction_of_all_coordinates
+            ),
+            Diagnosis(
+                "the base argument is ignored: theta_k = base ** (-2k / head_dim) with the base you are given",
+                lambda n, d, base=10000.0: _fraction_unseen_reference(n, d),
+            ),
+            Diagnosis(
+                "off by one: the training positions are 0 .. L - 1, so the largest trained angle is "
+                "(L - 1) * theta_k, not L * theta_k (a wavelength > L test makes the same slip)",
+                _last_position_off_by_one,
+            ),
         ],
-        explain=lambda got, expected: "" if isinstance(got, numbers.Real) or isinstance(got, torch.Tensor)
-        else f"return a number (a float or an exact fraction), not a {type(got).__name__}.",
+        explain=lambda got, expected: (
+            ""
+            if isinstance(got, numbers.Real) or isinstance(got, torch.Tensor)
+            else f"return a number (a float or an exact fraction), not a {type(got).__name__}."
+        ),
         compare=_same_number,
     )
 
@@ -380,9 +458,11 @@ def check_interleaved_to_half(fn: Callable[[torch.Tensor], torch.Tensor]) -> Che
         "members (1, 3, 5, ...)",
         diagnoses=[
             Diagnosis("that is the opposite conversion (half to interleaved)", _wrong_direction),
-            Diagnosis("the first members of the pairs (even columns) come first, then the odd columns",
-                      _second_halves_first),
+            Diagnosis(
+                "the first members of the pairs (even columns) come first, then the odd columns", _second_halves_first
+            ),
         ],
-        compare=lambda got, expected: arrays_close(got, expected, atol=0, rtol=0),  # torch or NumPy: a reordering is exact
+        # torch or NumPy: a reordering is exact
+        compare=lambda got, expected: arrays_close(got, expected, atol=0, rtol=0),
         forbidden=(interleaved_to_half_permutation, half_to_interleaved_permutation, convert_qk_weight),
     )

@@ -27,15 +27,27 @@ from ..sinusoidal import (
 from ._core import Case, CheckResult, Diagnosis, check_function
 
 # what the sinusoidal-table exercise asks the student to write (shift_matrix alone for the shift matrix)
-TABLE_CODE = (sinusoidal_encoding, sinusoidal_frequencies, sinusoidal_encoding_loop, SinusoidalPositionalEncoding,
-              fast.sinusoidal_table)
+TABLE_CODE = (
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_encoding_loop,
+    SinusoidalPositionalEncoding,
+    fast.sinusoidal_table,
+)
 
 BASE = 10000.0
 
 
-def _table(seq_len: int, d_model: int, *, exponent: Callable[[np.ndarray, int], np.ndarray] | None = None,
-           cos_exponent: Callable[[np.ndarray, int], np.ndarray] | None = None, swap: bool = False,
-           first_position: int = 0, concatenated: bool = False) -> np.ndarray:
+def _table(
+    seq_len: int,
+    d_model: int,
+    *,
+    exponent: Callable[[np.ndarray, int], np.ndarray] | None = None,
+    cos_exponent: Callable[[np.ndarray, int], np.ndarray] | None = None,
+    swap: bool = False,
+    first_position: int = 0,
+    concatenated: bool = False,
+) -> np.ndarray:
     """An interleaved table with one thing changed; the typical wrong answers are built from it.
 
     ``exponent(k, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
@@ -99,15 +111,21 @@ SINUSOIDAL_DIAGNOSES = [
     ),
 ]
 
-SINUSOIDAL_HINT = ("row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
-                   "for odd d the last column is a sine.")
+SINUSOIDAL_HINT = (
+    "row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
+    "for odd d the last column is a sine."
+)
 
 
 def check_sinusoidal(fn: Callable[[int, int], Any]) -> CheckResult:
     """Check ``fn(seq_len, d_model) -> (s, d)`` against the interleaved sinusoidal table (base 10000)."""
-    shapes = [(8, 6, ""), (50, 64, ""), (1, 4, "seq_len = 1: a single row, position 0."),
-              (10, 7, "odd d_model: the last column is the sine of a pair whose cosine does not fit."),
-              (3, 1, "d_model = 1: a single column, sin(p * 1).")]
+    shapes = [
+        (8, 6, ""),
+        (50, 64, ""),
+        (1, 4, "seq_len = 1: a single row, position 0."),
+        (10, 7, "odd d_model: the last column is the sine of a pair whose cosine does not fit."),
+        (3, 1, "d_model = 1: a single column, sin(p * 1)."),
+    ]
     cases = [Case(f"seq_len={s}, d_model={d}", (s, d), {}, _table(s, d), hint) for s, d, hint in shapes]
     return check_function(
         "Sinusoidal table from the formula",
@@ -124,7 +142,9 @@ def _omega(d_model: int, *, first_pair: int = 0) -> np.ndarray:
     return BASE ** (-2.0 * (np.arange(d_model // 2) + first_pair) / d_model)
 
 
-def _block_rotation(k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0, mirror: float = -1.0) -> np.ndarray:
+def _block_rotation(
+    k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0, mirror: float = -1.0
+) -> np.ndarray:
     """Block-diagonal matrix of 2x2 blocks [[cos, sign*sin], [mirror*sign*sin, cos]] of angle k * omega_j.
 
     With the defaults this is ``M_k``: ``sin(a + b) = sin a cos b + cos a sin b`` and
@@ -177,8 +197,10 @@ SHIFT_DIAGNOSES = [
     ),
 ]
 
-SHIFT_HINT = ("M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
-              "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j.")
+SHIFT_HINT = (
+    "M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
+    "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j."
+)
 
 
 def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
@@ -188,9 +210,14 @@ def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
     built from the angle-addition formulas. The answer runs with :func:`posenc_lib.shift_matrix`
     switched off.
     """
-    arguments = [(1, 2, ""), (3, 4, ""), (0, 6, "k = 0: M_0 is the identity."),
-                 (-2, 8, "a negative k shifts towards earlier positions: the same blocks with angle k * w_j < 0."),
-                 (5, 16, ""), (7, 64, "")]
+    arguments = [
+        (1, 2, ""),
+        (3, 4, ""),
+        (0, 6, "k = 0: M_0 is the identity."),
+        (-2, 8, "a negative k shifts towards earlier positions: the same blocks with angle k * w_j < 0."),
+        (5, 16, ""),
+        (7, 64, ""),
+    ]
     cases = [Case(f"k={k}, d_model={d}", (k, d), {}, _shift(k, d), hint) for k, d, hint in arguments]
     return check_function(
         "Shift matrix M_k",
