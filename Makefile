@@ -37,7 +37,7 @@ prerequisites-python:
 
 prerequisites: prerequisites-python
 	@missing=""; packages=""; \
-	  command -v node >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] < 18)' \
+	  command -v node >/dev/null 2>&1 && node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 18 ? 1 : 0)' 2>/dev/null \
 	    || { missing="$$missing Node.js>=18"; packages="$$packages nodejs"; }; \
 	  command -v npm >/dev/null 2>&1 || { missing="$$missing npm"; packages="$$packages npm"; }; \
 	  { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } \
