@@ -60,6 +60,8 @@ def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0, device=None) 
     return base ** (-2 * pair / d_model)
 
 
+# chapter 3 prints the end of this function as it is written here: the formatter leaves it alone
+# fmt: off
 def sinusoidal_encoding(
     seq_len: int,
     d_model: int,
@@ -94,9 +96,8 @@ def sinusoidal_encoding(
     dtype, device = check_dtype(dtype), check_device(device)
     check_fits(f"seq_len={seq_len} and d_model={d_model}", (seq_len, d_model), dtype, device)
     if fast.enabled():  # the same table from a few sines and one complex product per row
-        return fast.sinusoidal_table(
-            seq_len, d_model, offset=offset, base=base, layout=layout, dtype=dtype, device=device
-        )
+        return fast.sinusoidal_table(seq_len, d_model, offset=offset, base=base,
+                                     layout=layout, dtype=dtype, device=device)
 
     theta = sinusoidal_frequencies(d_model, base=base, device=device)  # (m,), m = ceil(d/2)
     positions = torch.arange(offset, offset + seq_len, dtype=torch.float64, device=device)
@@ -111,6 +112,7 @@ def sinusoidal_encoding(
     return table.to(dtype)
 
 
+# fmt: on
 def shift_matrix(
     delta: float, d_model: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float64, device=None
 ) -> torch.Tensor:
