@@ -130,39 +130,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: not isinstance(item, IPyNbCell))  # nbval first (a stable sort keeps the rest)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
-    """The kernel of a notebook starts in the first cell's set-up: it draws SVG, as in the website build."""
-    if not isinstance(item, IPyNbCell):
-        yield
-        return
-    before = os.environ.get("POSENC_FIGURE_FORMAT")
-    os.environ["POSENC_FIGURE_FORMAT"] = "svg"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["POSENC_FIGURE_FORMAT"]
-        else:
-            os.environ["POSENC_FIGURE_FORMAT"] = before
+class _NbvalRecorder:
+    """Hooks for nbval's cells. A plugin object, not conftest functions: pytest calls a conftest's run-time
+    hooks only for items in its own folder, and the notebooks are in book/."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        """The kernel of a notebook starts in the first cell's set-up: it draws SVG, as in the website build."""
+        if not isinstance(item, IPyNbCell):
+            yield
+            return
+        before = os.environ.get("POSENC_FIGURE_FORMAT")
+        os.environ["POSENC_FIGURE_FORMAT"] = "svg"
+        try:
+            yield
+        finally:
+            if before is None:
+                del os.environ["POSENC_FIGURE_FORMAT"]
+            else:
+                os.environ["POSENC_FIGURE_FORMAT"] = before
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
+        outcome = yield
+        report = outcome.get_result()
+        if not isinstance(item, IPyNbCell) or report.when not in ("setup", "call"):
+            return
+        path = pathlib.Path(item.parent.path).resolve()
+        run = _NBVAL_RUNS.setdefault(
+            path, _Run(copy.deepcopy(item.parent.nb), sum(1 for c in item.parent.nb.cells if c.cell_type == "code"))
+        )
+        if not report.passed or report.when == "setup":
+            run.failed = run.failed or not report.passed
+            return
+        index = _cell_index(item)
+        run.notebook.cells[index].outputs = copy.deepcopy(item.test_outputs)
+        run.passed.add(index)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
-    outcome = yield
-    report = outcome.get_result()
-    if not isinstance(item, IPyNbCell) or report.when not in ("setup", "call"):
-        return
-    path = pathlib.Path(item.parent.path).resolve()
-    run = _NBVAL_RUNS.setdefault(
-        path, _Run(copy.deepcopy(item.parent.nb), sum(1 for c in item.parent.nb.cells if c.cell_type == "code"))
-    )
-    if not report.passed or report.when == "setup":
-        run.failed = run.failed or not report.passed
-        return
-    index = _cell_index(item)
-    run.notebook.cells[index].outputs = copy.deepcopy(item.test_outputs)
-    run.passed.add(index)
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_NbvalRecorder(), "posenc-nbval-recorder")
 
 
 def nbval_outputs() -> dict[pathlib.Path, nbformat.NotebookNode]:
@@ -182,6 +189,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
         cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path)), check_validity=False, overwrite=True)
     output = pathlib.Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT))
     result = build(ROOT, output, cache=cache_path)
+    (output / "_build" / "jupyter-book.log").write_text(result.stdout + result.stderr, encoding="utf-8")
     names = sorted(path.name for path in fresh if path in {p.resolve() for p in book_notebooks()})
     return BuiltSite(result=result, html=output / "_build" / "html", from_nbval=names)
 
