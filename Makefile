@@ -11,7 +11,7 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-fast lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-session test-fast lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
@@ -68,9 +68,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
 
-# nbval executes each notebook once (first in the session), and the website is built from the outputs of
-# that run (see tests/conftest.py); nbgrader's round trip runs the solutions and the student releases
-test: prerequisites $(STAMP) assets lint
+# Two jobs at a time (2 cores): pip and `npm ci` side by side, then lint beside the tests. In the tests,
+# nbval executes each notebook once (first in the session) and the website is built from the outputs of
+# that run; nbgrader's round trip (the solutions and the student releases) runs in the background
+# (tests/conftest.py)
+test: prerequisites
+	@$(MAKE) --no-print-directory -j2 lint test-session
+
+test-session: $(STAMP) assets
 	$(BIN)/python -m pytest --nbval --nbval-current-env tests book
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,

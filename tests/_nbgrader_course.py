@@ -15,7 +15,6 @@ the round trip uses both cores of the machine ``make test`` runs on.
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import pathlib
 import re
@@ -152,8 +151,8 @@ def _run_all(commands: list[tuple[pathlib.Path, list[str]]], env: dict[str, str]
         assert process.returncode == 0, f"{' '.join(command)} failed:\n{log[-5000:]}"
 
 
-@functools.cache
-def course() -> Course:
+def course(environment: dict[str, str] | None = None) -> Course:
+    """The round trip; the commands run in ``environment`` (default: this process's), plus the settings below."""
     root = pathlib.Path(tempfile.mkdtemp(prefix="posenc-nbgrader-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     chapters = ms.make_student_edition(ROOT / "book", root / "student", zip_path=None, nbgrader=root / "all")
@@ -166,11 +165,12 @@ def course() -> Course:
         shutil.copy2(root / "all" / "nbgrader_config.py", folder / "nbgrader_config.py")
         for chapter in group:
             shutil.copytree(root / "all" / "source" / chapter.path.stem, folder / "source" / chapter.path.stem)
+    base = dict(os.environ if environment is None else environment)
     env = dict(
-        os.environ,
-        PATH=f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        base,
+        PATH=f"{NBGRADER.parent}{os.pathsep}{base.get('PATH', '')}",
         OMP_NUM_THREADS="1",
-        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        PYTHONPATH=os.pathsep.join([str(ROOT), base.get("PYTHONPATH", "")]),
     )
     start = time.perf_counter()
     _run_all([(folder, [str(NBGRADER), "generate_assignment", "*", "--force"]) for folder in folders], env)

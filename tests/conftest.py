@@ -19,6 +19,11 @@ renders those outputs and executes only notebooks missing from it (when nbval wa
 failed on them), failing on any that raises. ``make book`` executes every notebook
 (``execute_notebooks: force`` in _config.yml); tests/test_book.py shows that a failing notebook
 fails that build.
+
+Order and overlap (2 cores; most steps use one): nbval's cells run first; the nbgrader round trip
+(tests/_nbgrader_course.py) starts in the background when the session starts, and the website build
+as soon as nbval is done, so both run beside single-core steps; Lighthouse, which measures speed,
+runs last, once nothing else runs.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Generator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import nbformat
@@ -45,28 +52,16 @@ from book_files import ROOT, book_config, book_notebooks
 JUPYTER_BOOK = pathlib.Path(sys.executable).parent / "jupyter-book"
 
 
-def build(
-    source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | None = None
-) -> subprocess.CompletedProcess:
-    """Strict build of the book in `source` into `output`/_build/html.
+def build_command(source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | None = None) -> list[str]:
+    """The strict build of the book in `source` into `output`/_build/html (`make book`'s settings).
 
     With ``cache`` (a jupyter-cache folder), notebooks found in the cache are rendered with its outputs
     and only the others are executed; without it, `source`'s _config.yml decides (the course's: every
     notebook is executed).
     """
     offline_site.ensure_installed()  # the website's build tools from npm, pinned by package-lock.json
-    env = dict(os.environ, PATH=f"{JUPYTER_BOOK.parent}{os.pathsep}{os.environ['PATH']}")
-    command = [
-        str(JUPYTER_BOOK),
-        "build",
-        "--all",
-        "-W",
-        "-n",
-        "--keep-going",
-        str(source),
-        "--path-output",
-        str(output),
-    ]
+    command = [str(JUPYTER_BOOK), "build", "--all", "-W", "-n", "--keep-going", str(source)]
+    command += ["--path-output", str(output)]
     if cache is not None:
         config = copy.deepcopy(book_config(source))
         config["execute"] = dict(config.get("execute", {}), execute_notebooks="cache", cache=str(cache))
@@ -76,7 +71,19 @@ def build(
         path = pathlib.Path(tempfile.mkdtemp(prefix="posenc-config-")) / "_config.yml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         command += ["--config", str(path)]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
+    return command
+
+
+def build_env() -> dict[str, str]:
+    return dict(os.environ, PATH=f"{JUPYTER_BOOK.parent}{os.pathsep}{os.environ['PATH']}")
+
+
+def build(
+    source: pathlib.Path, output: pathlib.Path, *, cache: pathlib.Path | None = None
+) -> subprocess.CompletedProcess:
+    """Run :func:`build_command` and wait for it."""
+    command = build_command(source, output, cache=cache)
+    return subprocess.run(command, capture_output=True, text=True, env=build_env(), timeout=1200)
 
 
 @dataclasses.dataclass
@@ -112,8 +119,20 @@ class _Run:
 _NBVAL_RUNS: dict[pathlib.Path, _Run] = {}
 
 
-def _cell_index(item: IPyNbCell) -> int:
-    return next(i for i, cell in enumerate(item.parent.nb.cells) if cell is item.cell)
+def nbval_outputs() -> dict[pathlib.Path, nbformat.NotebookNode]:
+    """The notebooks nbval ran through in this session without a failure, with the outputs of that run."""
+    return {path: run.notebook for path, run in _NBVAL_RUNS.items() if not run.failed and len(run.passed) == run.cells}
+
+
+def _uses(item: pytest.Item, fixture: str) -> bool:
+    return fixture in getattr(item, "fixturenames", ())
+
+
+def _sort_key(item: pytest.Item) -> int:
+    """nbval's cells first, Lighthouse last, the rest in between in their order."""
+    if isinstance(item, IPyNbCell):
+        return 0
+    return 2 if item.path.name == "test_lighthouse.py" else 1
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's -m selection reads the markers
@@ -124,15 +143,77 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # images are not compared (PNG already is not): the stored notebooks hold PNG, this run draws SVG
             if "image/svg+xml" not in item.parent.skip_compare:
                 item.parent.skip_compare += ("image/svg+xml",)
-        elif "built_site" in getattr(item, "fixturenames", ()) or item.get_closest_marker("book"):
-            item.add_marker(pytest.mark.book)
+        elif _uses(item, "built_site") or _uses(item, "nbgrader_course") or item.get_closest_marker("book"):
+            if not _uses(item, "nbgrader_course"):
+                item.add_marker(pytest.mark.book)
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: not isinstance(item, IPyNbCell))  # nbval first (a stable sort keeps the rest)
+    items.sort(key=_sort_key)  # a stable sort keeps the order within each group
 
 
-class _NbvalRecorder:
-    """Hooks for nbval's cells. A plugin object, not conftest functions: pytest calls a conftest's run-time
-    hooks only for items in its own folder, and the notebooks are in book/."""
+# ------------------------------------------------------------------ work in the background
+
+
+class _Background:
+    """The nbgrader round trip and the website build, started early and waited for where they are used."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="posenc-background")
+        self.course: Future | None = None
+        self.site: Future | None = None
+        self.lock = threading.Lock()
+
+    def start_course(self) -> None:
+        from _nbgrader_course import course
+
+        self.course = self.pool.submit(course, dict(os.environ))  # the environment read here, not in the thread
+
+    def start_site(self, output: pathlib.Path, cache_path: pathlib.Path) -> None:
+        with self.lock:
+            if self.site is None:
+                self.site = self.pool.submit(_build_site, output, cache_path, build_env())
+
+    def wait(self) -> None:
+        """Until nothing runs in the background (results and errors are collected by the fixtures)."""
+        for job in (self.course, self.site):
+            if job is not None:
+                job.exception()
+
+
+BACKGROUND = _Background()
+
+
+def _build_site(output: pathlib.Path, cache_path: pathlib.Path, env: dict[str, str]) -> BuiltSite:
+    """Put nbval's outputs into a fresh jupyter-cache at `cache_path` and build the website from it."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(cache_path))
+    fresh = nbval_outputs()
+    for path, notebook in fresh.items():
+        cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path)), check_validity=False, overwrite=True)
+    command = build_command(ROOT, output, cache=cache_path)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
+    (output / "_build").mkdir(parents=True, exist_ok=True)
+    (output / "_build" / "jupyter-book.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+    names = sorted(path.name for path in fresh if path in {p.resolve() for p in book_notebooks()})
+    return BuiltSite(result=result, html=output / "_build" / "html", from_nbval=names)
+
+
+def _site_output() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT))
+
+
+class _SessionPlugin:
+    """Run-time hooks. A plugin object, not conftest functions: pytest calls a conftest's run-time hooks
+    only for items in its own folder, and the notebooks are in book/."""
+
+    def __init__(self) -> None:
+        self.wants_site = False
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.wants_site = any(_uses(item, "built_site") for item in session.items)
+        if any(_uses(item, "nbgrader_course") for item in session.items):
+            BACKGROUND.start_course()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
@@ -163,35 +244,43 @@ class _NbvalRecorder:
         if not report.passed or report.when == "setup":
             run.failed = run.failed or not report.passed
             return
-        index = _cell_index(item)
+        index = next(i for i, cell in enumerate(item.parent.nb.cells) if cell is item.cell)
         run.notebook.cells[index].outputs = copy.deepcopy(item.test_outputs)
         run.passed.add(index)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        yield
+        # nbval is done (its last kernel is shut down): build the website beside the tests that follow
+        if isinstance(item, IPyNbCell) and not isinstance(nextitem, IPyNbCell) and self.wants_site:
+            BACKGROUND.start_site(_site_output(), pathlib.Path(tempfile.mkdtemp(prefix="posenc-jupyter-cache-")))
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(_NbvalRecorder(), "posenc-nbval-recorder")
-
-
-def nbval_outputs() -> dict[pathlib.Path, nbformat.NotebookNode]:
-    """The notebooks nbval ran through in this session without a failure, with the outputs of that run."""
-    return {path: run.notebook for path, run in _NBVAL_RUNS.items() if not run.failed and len(run.passed) == run.cells}
+    config.pluginmanager.register(_SessionPlugin(), "posenc-session")
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
+def built_site() -> BuiltSite:
+    """The website, built once per session (in the background after nbval when nbval runs first)."""
+    BACKGROUND.start_site(_site_output(), pathlib.Path(tempfile.mkdtemp(prefix="posenc-jupyter-cache-")))
+    assert BACKGROUND.site is not None
+    return BACKGROUND.site.result()
 
-    cache_path = tmp_path_factory.mktemp("jupyter-cache")
-    cache = get_cache(str(cache_path))
-    fresh = nbval_outputs()
-    for path, notebook in fresh.items():
-        cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path)), check_validity=False, overwrite=True)
-    output = pathlib.Path(os.environ.get("POSENC_BOOK_OUTPUT", ROOT))
-    result = build(ROOT, output, cache=cache_path)
-    (output / "_build" / "jupyter-book.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-    names = sorted(path.name for path in fresh if path in {p.resolve() for p in book_notebooks()})
-    return BuiltSite(result=result, html=output / "_build" / "html", from_nbval=names)
+
+@pytest.fixture(scope="session")
+def nbgrader_course():
+    """The nbgrader round trip on every chapter (tests/_nbgrader_course.py), started when the session starts."""
+    if BACKGROUND.course is None:
+        BACKGROUND.start_course()
+    assert BACKGROUND.course is not None
+    return BACKGROUND.course.result()
+
+
+@pytest.fixture(scope="session")
+def quiet_machine() -> None:
+    """Wait until no background work runs (for measurements of speed)."""
+    BACKGROUND.wait()
 
 
 @pytest.fixture

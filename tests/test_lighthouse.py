@@ -25,7 +25,7 @@ PAGES = ["book/intro.html", "book/05_rope.html", "book/11_experiments.html"]
 
 
 @pytest.fixture(scope="module")
-def site(built_site):
+def site(built_site, quiet_machine):  # Lighthouse measures speed: nothing else may run (tests/conftest.py)
     if not built_site.ok:
         pytest.fail("the book did not build:\n" + built_site.log_tail())
     try:

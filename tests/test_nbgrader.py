@@ -14,7 +14,7 @@ import contextlib
 import nbformat
 import pytest
 
-from _nbgrader_course import LIBRARY_ANSWERS, course, library_answer, ms
+from _nbgrader_course import LIBRARY_ANSWERS, library_answer, ms
 from book_files import toc_chapters
 
 pytestmark = pytest.mark.slow  # generate_assignment and autograde on every chapter: minutes
@@ -23,10 +23,10 @@ CHAPTERS = [path.stem for path, _ in toc_chapters()]
 
 
 @pytest.fixture(scope="module")
-def graded():
-    result = course()
-    print(f"\nnbgrader round trip: {result.seconds:.0f} s for generate_assignment + autograde")
-    return result
+def graded(nbgrader_course):
+    """The round trip (started in the background when the session starts, see tests/conftest.py)."""
+    print(f"\nnbgrader round trip: {nbgrader_course.seconds:.0f} s for generate_assignment + autograde")
+    return nbgrader_course
 
 
 def test_every_chapter_was_released_and_graded(graded):
