@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -129,10 +130,13 @@ def _uses(item: pytest.Item, fixture: str) -> bool:
 
 
 def _sort_key(item: pytest.Item) -> int:
-    """nbval's cells first, Lighthouse last, the rest in between in their order."""
+    """nbval's cells first; then the tests that do not need the website (while it is built in the background);
+    then those that do; Lighthouse last."""
     if isinstance(item, IPyNbCell):
         return 0
-    return 2 if item.path.name == "test_lighthouse.py" else 1
+    if item.path.name == "test_lighthouse.py":
+        return 3
+    return 2 if _uses(item, "built_site") or item.get_closest_marker("book") else 1
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's -m selection reads the markers
@@ -161,16 +165,37 @@ class _Background:
         self.course: Future | None = None
         self.site: Future | None = None
         self.lock = threading.Lock()
+        self.started: dict[str, float] = {}
+        self.finished: dict[str, float] = {}
+
+    def summary(self) -> list[str]:
+        jobs = {"nbgrader round trip": self.course, "website build": self.site}
+        lines = []
+        for name, job in jobs.items():
+            if job is None or not job.done():
+                continue
+            failed = job.exception() is not None
+            seconds = self.finished.get(name, time.perf_counter()) - self.started[name]
+            line = f"{name}: {'failed after' if failed else 'done in'} {seconds:.0f} s"
+            if name == "website build" and not failed:
+                site = job.result()
+                line += f" ({len(site.from_nbval)} notebooks rendered from nbval's run, {site.executed} executed by the build)"
+            lines.append(line)
+        return lines
 
     def start_course(self) -> None:
         from _nbgrader_course import course
 
+        self.started["nbgrader round trip"] = time.perf_counter()
         self.course = self.pool.submit(course, dict(os.environ))  # the environment read here, not in the thread
+        self.course.add_done_callback(lambda _: self.finished.setdefault("nbgrader round trip", time.perf_counter()))
 
     def start_site(self, output: pathlib.Path, cache_path: pathlib.Path) -> None:
         with self.lock:
             if self.site is None:
+                self.started["website build"] = time.perf_counter()
                 self.site = self.pool.submit(_build_site, output, cache_path, build_env())
+                self.site.add_done_callback(lambda _: self.finished.setdefault("website build", time.perf_counter()))
 
     def wait(self) -> None:
         """Until nothing runs in the background (results and errors are collected by the fixtures)."""
@@ -254,6 +279,13 @@ class _SessionPlugin:
         # nbval is done (its last kernel is shut down): build the website beside the tests that follow
         if isinstance(item, IPyNbCell) and not isinstance(nextitem, IPyNbCell) and self.wants_site:
             BACKGROUND.start_site(_site_output(), pathlib.Path(tempfile.mkdtemp(prefix="posenc-jupyter-cache-")))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if lines := BACKGROUND.summary():
+        terminalreporter.write_sep("-", "in the background")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def pytest_configure(config: pytest.Config) -> None:

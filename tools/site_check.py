@@ -23,6 +23,7 @@ block). Exit status 1 when anything is found.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import dataclasses
 import functools
@@ -471,19 +472,32 @@ def check_site(
     screenshots: pathlib.Path | None = None,
     navigation: bool = False,
 ) -> list[PageReport]:
-    """Every page (or `pages`) at both widths; one report per page and width."""
+    """Every page (or `pages`) at both widths; one report per page and width (desktop first).
+
+    The two widths are checked side by side, each in its own browser (a machine has two cores).
+    """
+    with serve(html) as base, concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = [
+            pool.submit(_check_width, base, pages or html_pages(html), phone, screenshots, navigation)
+            for phone in (False, True)
+        ]
+        return [report for job in jobs for report in job.result()]
+
+
+def _check_width(
+    base: str, pages: list[str], phone: bool, screenshots: pathlib.Path | None, navigation: bool
+) -> list[PageReport]:
     reports = []
-    with serve(html) as base, browser() as instance:
-        for phone in (False, True):
-            context = new_context(instance, phone=phone)
-            width = (PHONE if phone else DESKTOP)["width"]
-            for relative in pages or html_pages(html):
-                shot = screenshot_path(screenshots, relative, f"-{width}") if screenshots else None
-                problems, raw = inspect_page(context, base + relative, phone=phone, screenshot=shot)
-                if navigation and relative.startswith("book/"):
-                    problems += check_navigation(context, base + relative, phone=phone)
-                reports.append(PageReport(relative, width, problems, raw))
-            context.close()
+    width = (PHONE if phone else DESKTOP)["width"]
+    with browser() as instance:  # Playwright's sync API: one instance per thread
+        context = new_context(instance, phone=phone)
+        for relative in pages:
+            shot = screenshot_path(screenshots, relative, f"-{width}") if screenshots else None
+            problems, raw = inspect_page(context, base + relative, phone=phone, screenshot=shot)
+            if navigation and relative.startswith("book/"):
+                problems += check_navigation(context, base + relative, phone=phone)
+            reports.append(PageReport(relative, width, problems, raw))
+        context.close()
     return reports
 
 
