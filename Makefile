@@ -44,9 +44,11 @@ prerequisites: prerequisites-python
 	    || { missing="$$missing Chromium"; packages="$$packages chromium"; }; \
 	  if [ -n "$$missing" ]; then echo "missing:$$missing ($(APT_HINT)$$packages)"; exit 1; fi
 
+# --no-compile: no bytecode for the thousands of modules never imported (half the install time); Python
+# compiles what is imported on first use
 $(STAMP): $(REQUIREMENTS) | prerequisites-python
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements.txt -r requirements-test.txt
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -r requirements.txt -r requirements-test.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
