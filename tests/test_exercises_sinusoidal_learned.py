@@ -10,6 +10,7 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib.exercises import check_add_positions, check_position_lookup, check_shift_matrix, check_sinusoidal
+from posenc_lib.exercises.analogy import ADD_HINT
 from posenc_lib.exercises.learned import LOOKUP_HINT
 from posenc_lib.exercises.sinusoidal import SHIFT_HINT, SINUSOIDAL_HINT
 
@@ -277,32 +278,64 @@ def test_lookup_checker_rejects_non_callables():
 
 
 def positions_table(seq_len, d_model, first=0):
-    return torch.as_tensor(pe.sinusoidal_encoding(first + seq_len, d_model))[first:].float()  # (s, d)
+    """Rows first .. first + s - 1 of the interleaved table, written with NumPy (no posenc_lib)."""
+    return torch.from_numpy(table(seq_len, d_model, first=first)).float()  # (s, d)
 
 
-def add_solution(words, d_model):
-    return pe.embed_words(words, d_model) + positions_table(len(words), d_model)
+def add_solution(words, d_model, first=0):
+    return pe.embed_words(words, d_model) + positions_table(len(words), d_model, first)
+
+
+def add_with_offset(words, d_model, first=0):
+    """The notebook's solution: the library table with offset=."""
+    return pe.embed_words(words, d_model) + pe.sinusoidal_encoding(len(words), d_model, offset=first)
+
+
+def add_by_slicing(words, d_model, first=0):
+    """A right answer written differently: the rows of a longer table, in float64 NumPy."""
+    longer = pe.sinusoidal_encoding(first + len(words), d_model, dtype=torch.float64)  # (first + s, d)
+    return (pe.embed_words(words, d_model, dtype=torch.float64) + longer[first:]).numpy()
 
 
 def test_add_positions_checker_fails_the_stub():
     assert not check_add_positions(stub)
 
 
-@pytest.mark.parametrize(
-    "wrong,hint",
-    [
-        (lambda w, d: pe.embed_words(w, d) + positions_table(len(w), d, first=1), "position 0"),
-        (lambda w, d: pe.embed_words(w, d), "word vectors alone"),
-        (lambda w, d: torch.cat([pe.embed_words(w, d), positions_table(len(w), d)], -1), "concatenated"),
-        (lambda w, d: pe.embed_words(w, d) * positions_table(len(w), d), "multiplied"),
-    ],
-    ids=["starts-at-1", "no-positions", "concatenated", "multiplied"],
-)
-def test_add_positions_checker_fails_wrong_answers(wrong, hint, capsys):
-    assert not check_add_positions(wrong)
+ADD_WRONG = {
+    "restarts-at-0": (lambda w, d, f=0: add_solution(w, d), "restarts at position 0"),
+    "off-by-one": (lambda w, d, f=0: add_solution(w, d, f + 1), "off by one"),
+    "same-row-for-all": (lambda w, d, f=0: pe.embed_words(w, d) + positions_table(1, d, f), "the same position vector"),
+    "no-positions": (lambda w, d, f=0: pe.embed_words(w, d), "word vectors alone"),
+    "positions-only": (lambda w, d, f=0: positions_table(len(w), d, f), "position vectors alone"),
+    "concatenated": (lambda w, d, f=0: torch.cat([pe.embed_words(w, d), positions_table(len(w), d, f)], -1),
+                     "concatenated"),
+    "multiplied": (lambda w, d, f=0: pe.embed_words(w, d) * positions_table(len(w), d, f), "multiplied"),
+}
+
+
+@pytest.mark.parametrize("name", ADD_WRONG)
+def test_add_positions_checker_fails_wrong_answers(name, capsys):
+    wrong, hint = ADD_WRONG[name]
+    result = check_add_positions(wrong)
+    assert not result and result.hint != ADD_HINT
     assert hint in capsys.readouterr().out
 
 
-def test_add_positions_checker_passes_the_solution():
+def test_add_positions_checker_passes_right_answers():
     assert check_add_positions(add_solution)
-    assert check_add_positions(lambda w, d: add_solution(w, d).double().numpy())
+    assert check_add_positions(add_with_offset)
+    assert check_add_positions(add_by_slicing)
+
+
+def test_add_positions_checker_fails_the_two_argument_answer_of_the_first_edition(capsys):
+    result = check_add_positions(lambda w, d: add_solution(w, d))
+    assert not result and result.reason == "raised"
+
+
+def test_add_positions_checker_fails_an_answer_that_calls_the_library_module(capsys):
+    def with_the_module(words, d_model, first=0):
+        return pe.SinusoidalPositionalEncoding(d_model)(pe.embed_words(words, d_model), offset=first)
+
+    result = check_add_positions(with_the_module)
+    assert not result and result.reason == "calls the library"
+    assert "SinusoidalPositionalEncoding" in capsys.readouterr().out

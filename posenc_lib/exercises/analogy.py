@@ -1,8 +1,12 @@
-"""Checker for the analogy chapter's coding exercise: word vector + position vector.
+"""Checker for the analogy chapter's coding exercise: word vectors plus position vectors of a later chunk.
 
-The student writes ``fn(words, d_model)`` returning the ``(s, d)`` input a
-Transformer's first block sees: ``embed_words(words, d_model)`` plus the
-interleaved sinusoidal encoding of positions ``0 .. s - 1``.
+The student writes ``fn(words, d_model, first=0)`` returning the ``(s, d)`` input a
+Transformer's first block sees for a chunk of text whose first word sits at position
+``first``: ``embed_words(words, d_model)`` plus the interleaved sinusoidal encoding of
+positions ``first .. first + s - 1``. The answer may build the rows with
+:func:`posenc_lib.sinusoidal_encoding` (the exercise asks for it); it runs with
+:class:`posenc_lib.SinusoidalPositionalEncoding` switched off, whose ``forward(x, offset)``
+computes the whole answer in one call.
 """
 
 from __future__ import annotations
@@ -11,42 +15,65 @@ from typing import Any, Callable
 
 import torch
 
-from ..sinusoidal import sinusoidal_encoding
+from ..sinusoidal import SinusoidalPositionalEncoding, sinusoidal_encoding
 from ..toy import embed_words
 from ._core import Case, CheckResult, Diagnosis, check_function
 
-
-def _positions(seq_len: int, d_model: int, *, first: int = 0) -> torch.Tensor:
-    return sinusoidal_encoding(seq_len, d_model, offset=first)  # (s, d)
-
-
-def reference_input(words: list[str], d_model: int) -> torch.Tensor:
-    """``embed_words(words, d_model) + PE[0 : s]``, shape ``(s, d)``."""
-    return embed_words(words, d_model) + _positions(len(words), d_model)
+ADD_HINT = ("row i must be embed_words(words, d_model)[i] plus the sinusoidal position vector of position "
+            "first + i: the rows first .. first + s - 1 of the table.")
 
 
-def check_add_positions(fn: Callable[[list[str], int], Any]) -> CheckResult:
-    """Check ``fn(words, d_model) -> (s, d)`` is word vectors plus sinusoidal position vectors."""
-    arguments = [(["The", "cat"], 4), ("the cat sat on the mat".split(), 8), (["cat"], 5)]
-    cases = [Case(f"words={w}, d_model={d}", (w, d), {}, reference_input(w, d)) for w, d in arguments]
+def _positions(seq_len: int, d_model: int, first: int) -> torch.Tensor:
+    return sinusoidal_encoding(seq_len, d_model, offset=first)  # (s, d): positions first .. first + s - 1
+
+
+def reference_input(words: list[str], d_model: int, first: int = 0) -> torch.Tensor:
+    """``embed_words(words, d_model) + PE[first : first + s]``, shape ``(s, d)``."""
+    return embed_words(words, d_model) + _positions(len(words), d_model, first)
+
+
+def check_add_positions(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(words, d_model, first=0) -> (s, d)``: word vectors plus the position vectors of ``first ..``."""
+    sentence = "the cat sat on the mat".split()
+    arguments = [
+        (["The", "cat"], 4, 0, "the first chunk: positions 0 and 1."),
+        (sentence, 8, 0, ""),
+        (sentence, 8, 6, "the next chunk of six words: positions 6 .. 11."),
+        ("and then it slept".split(), 16, 37, "a chunk that starts at position 37."),
+        (["cat"], 5, 1000, "one word at position 1000, odd width: a single row, its last column a sine."),
+    ]
+    cases = [Case(f"words={w}, d_model={d}, first={f}", (w, d, f), {}, reference_input(w, d, f), hint)
+             for w, d, f, hint in arguments]
     diagnoses = [
         Diagnosis(
-            "the first word sits at position 0 (the row [0, 1, 0, 1, ...]); you started counting at 1.",
-            lambda w, d: embed_words(w, d) + _positions(len(w), d, first=1),
+            "every chunk restarts at position 0: the rows must be those of positions first, first + 1, ...; "
+            "a later chunk that reuses positions 0, 1, ... tells the model it is at the start of the text.",
+            lambda w, d, f: embed_words(w, d) + _positions(len(w), d, 0) if f else None,
         ),
-        Diagnosis("these are the word vectors alone: add the position vectors.", lambda w, d: embed_words(w, d)),
-        Diagnosis("these are the position vectors alone: add them to the word vectors.", lambda w, d: _positions(len(w), d)),
+        Diagnosis(
+            "off by one: the first word sits at position first itself (the first chunk starts with the row "
+            "[0, 1, 0, 1, ...] of position 0), not at first + 1.",
+            lambda w, d, f: embed_words(w, d) + _positions(len(w), d, f + 1),
+        ),
+        Diagnosis(
+            "every word got the same position vector PE(first): word i sits at position first + i.",
+            lambda w, d, f: embed_words(w, d) + _positions(1, d, f) if len(w) > 1 else None,
+        ),
+        Diagnosis("these are the word vectors alone: add the position vectors.", lambda w, d, f: embed_words(w, d)),
+        Diagnosis("these are the position vectors alone: add them to the word vectors.",
+                  lambda w, d, f: _positions(len(w), d, f)),
         Diagnosis(
             "you concatenated [word | position] (2 * d_model columns); the Transformer adds them, keeping d_model.",
-            lambda w, d: torch.cat([embed_words(w, d), _positions(len(w), d)], dim=-1),
+            lambda w, d, f: torch.cat([embed_words(w, d), _positions(len(w), d, f)], dim=-1),
         ),
         Diagnosis("you multiplied the two; the position vector is added to the word vector.",
-                  lambda w, d: embed_words(w, d) * _positions(len(w), d)),
+                  lambda w, d, f: embed_words(w, d) * _positions(len(w), d, f)),
     ]
     return check_function(
-        "Word vector + position vector",
+        "Word vectors + position vectors of a later chunk",
         fn,
         cases,
-        hint="row i must be embed_words(words, d_model)[i] + sinusoidal_encoding(len(words), d_model)[i].",
+        hint=ADD_HINT,
         diagnoses=diagnoses,
+        forbidden=[SinusoidalPositionalEncoding],
     )

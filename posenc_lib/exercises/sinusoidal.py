@@ -194,3 +194,86 @@ def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
         diagnoses=SHIFT_DIAGNOSES,
         forbidden=[shift_matrix],
     )
+
+
+# --------------------------------------------------------------------------- M_Δ in the concatenated layout
+
+
+def _to_concatenated(d_model: int) -> np.ndarray:
+    """Column order ``[0, 2, 4, ..., 1, 3, 5, ...]``: ``concatenated = interleaved[:, order]``."""
+    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+
+
+def _permuted(matrix: np.ndarray, rows: np.ndarray | None, columns: np.ndarray | None) -> np.ndarray:
+    """``matrix`` with its rows and/or columns taken in the given orders."""
+    if rows is not None:
+        matrix = matrix[rows]
+    if columns is not None:
+        matrix = matrix[:, columns]
+    return matrix
+
+
+CONCATENATED_SHIFT_DIAGNOSES = [
+    Diagnosis(
+        "this is M_Δ of the interleaved layout (2x2 blocks on the diagonal). In the concatenated layout the "
+        "sine of pair l sits in column l and its cosine in column d/2 + l: reorder the rows AND the columns.",
+        lambda delta, d: _shift(delta, d) if d > 2 else None,
+    ),
+    Diagnosis(
+        "you reordered only the rows of the interleaved M_Δ. The layout reorders both the vector M_Δ "
+        "produces (its rows) and the vector it acts on (its columns): P M_Δ P^T.",
+        lambda delta, d: _permuted(_shift(delta, d), _to_concatenated(d), None) if d > 2 else None,
+    ),
+    Diagnosis(
+        "you reordered only the columns of the interleaved M_Δ. The layout reorders both the vector M_Δ "
+        "acts on (its columns) and the vector it produces (its rows): P M_Δ P^T.",
+        lambda delta, d: _permuted(_shift(delta, d), None, _to_concatenated(d)) if d > 2 else None,
+    ),
+    Diagnosis(
+        "you used the inverse order: interleaved_to_concatenated_permutation gives, for each column of the "
+        "concatenated table, the interleaved column it comes from; take rows and columns in that order.",
+        lambda delta, d: (_permuted(_shift(delta, d), *(2 * [np.argsort(_to_concatenated(d))]))
+                          if d > 4 else None),
+    ),
+    Diagnosis(
+        "your matrix shifts the wrong way: it maps PE(p) to PE(p - Δ). The sin(Δ θ_l) entry in the sine's "
+        "row must be positive: sin(a + b) = sin a cos b + cos a sin b.",
+        lambda delta, d: _concatenated_shift(-delta, d) if delta else None,
+    ),
+    Diagnosis(
+        "every pair turns by its own angle Δ θ_l with θ_l = 10000^(-2l/d); you used Δ for all of them.",
+        lambda delta, d: _permuted(_block_rotation(delta, d, np.ones(d // 2)), *(2 * [_to_concatenated(d)])),
+    ),
+    Diagnosis(
+        "your matrix does not depend on Δ: it is the identity, which is M_0 only.",
+        lambda delta, d: np.eye(d),
+    ),
+]
+
+CONCATENATED_SHIFT_HINT = ("in the concatenated layout PE(p) = [sin(p θ) | cos(p θ)], so M_Δ = [[C, S], [-S, C]] "
+                           "with the diagonal matrices C = diag(cos(Δ θ_l)) and S = diag(sin(Δ θ_l)); equivalently "
+                           "the interleaved M_Δ with its rows and its columns reordered.")
+
+
+def check_concatenated_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
+    """Check ``fn(delta, d_model) -> (d, d)``: ``PE(p + Δ) = M_Δ PE(p)`` in the concatenated layout (even ``d``).
+
+    The concatenated table is the interleaved one with its columns in the order ``P`` gives, so
+    its shift matrix is the interleaved ``M_Δ`` with rows and columns reordered, ``P M_Δ P^T``
+    (unique, as the rows of the table span the space). The answer runs with
+    :func:`posenc_lib.shift_matrix` switched off.
+    """
+    arguments = [(1, 2, "d_model = 2: one pair, the same in both layouts."), (3, 4, ""),
+                 (0, 6, "Δ = 0: M_0 is the identity."),
+                 (-2, 8, "a negative Δ shifts towards earlier positions: angles Δ θ_l < 0."),
+                 (5, 16, ""), (7, 64, "")]
+    cases = [Case(f"delta={delta}, d_model={d}", (delta, d), {}, _concatenated_shift(delta, d), hint)
+             for delta, d, hint in arguments]
+    return check_function(
+        "Shift matrix M_Δ, concatenated layout",
+        fn,
+        cases,
+        hint=CONCATENATED_SHIFT_HINT,
+        diagnoses=CONCATENATED_SHIFT_DIAGNOSES,
+        forbidden=[shift_matrix],
+    )
