@@ -1,6 +1,6 @@
 """The checkers of chapters 2-4: each fails on the stub, on an answer that calls the library it asks the
 student to write, and on typical wrong answers (each with its specific hint), and passes right answers
-written in several valid forms."""
+written in several valid forms. (check_shift_matrix and check_position_share: tests/test_exercises_text1.py.)"""
 
 import math
 
@@ -9,10 +9,10 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_add_positions, check_position_lookup, check_shift_matrix, check_sinusoidal
+from posenc_lib.exercises import check_add_positions, check_position_lookup, check_sinusoidal
 from posenc_lib.exercises.analogy import ADD_HINT
 from posenc_lib.exercises.learned import LOOKUP_HINT
-from posenc_lib.exercises.sinusoidal import SHIFT_HINT, SINUSOIDAL_HINT
+from posenc_lib.exercises.sinusoidal import SINUSOIDAL_HINT
 
 
 def stub(*args):
@@ -93,70 +93,6 @@ def test_sinusoidal_checker_fails_an_answer_that_calls_the_library(call, capsys)
     result = check_sinusoidal(call)
     assert not result and result.reason == "calls the library"
     assert "switched off" in capsys.readouterr().out
-
-
-# --- check_shift_matrix -------------------------------------------------------------------------
-
-
-def blocks(k, d_model, *, omega=None, sign=1.0, mirror=-1.0):
-    """Block-diagonal 2x2 rotations by k * omega_j, written with NumPy."""
-    omega = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model) if omega is None else omega
-    m = np.zeros((d_model, d_model))
-    for j, w in enumerate(omega):
-        c, s = math.cos(k * w), math.sin(k * w)
-        m[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [mirror * sign * s, c]]
-    return m
-
-
-def shift_by_least_squares(k, d_model):
-    """An independent right answer: solve PE(p + k) = M PE(p) for M from the table itself.
-
-    Positions spread over 60000 steps so that even the slowest pair turns far enough
-    for the least-squares problem to be well conditioned.
-    """
-    full = table(60_100, d_model)
-    start = np.arange(50, 60_000, 37)  # sample positions p
-    solution, *_ = np.linalg.lstsq(full[start], full[start + k], rcond=None)  # table[p] @ M^T = table[p+k]
-    return solution.T
-
-
-def concatenated_shift(k, d):  # the layout of fairseq / tensor2tensor
-    order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-    return blocks(k, d)[np.ix_(order, order)]
-
-
-SHIFT_WRONG = {
-    "shifts by -k (transposed)": (lambda k, d: blocks(k, d).T, "wrong way"),
-    "same angle k for every pair": (lambda k, d: blocks(k, d, omega=np.ones(d // 2)), "its own angle"),
-    "identity": (lambda k, d: np.eye(d), "does not depend on k"),
-    "frequencies off by one pair": (lambda k, d: blocks(k, d, omega=10000.0 ** (-2.0 * (np.arange(d // 2) + 1) / d)), "off by one pair"),
-    "concatenated layout": (concatenated_shift, "concatenated layout"),
-    "blocks that are not rotations": (lambda k, d: blocks(k, d, mirror=1.0), "not rotations"),
-    "a torch tensor of the wrong size": (lambda k, d: torch.eye(d + 1), "the shape is"),
-}
-
-
-def test_shift_checker_fails_the_stub():
-    assert not check_shift_matrix(stub)
-
-
-@pytest.mark.parametrize("name", SHIFT_WRONG)
-def test_shift_checker_fails_wrong_answers(name, capsys):
-    wrong, hint = SHIFT_WRONG[name]
-    result = check_shift_matrix(wrong)
-    assert not result and result.hint != SHIFT_HINT
-    assert hint in capsys.readouterr().out
-
-
-def test_shift_checker_passes_solutions():
-    assert check_shift_matrix(blocks)
-    assert check_shift_matrix(shift_by_least_squares)
-    assert check_shift_matrix(lambda k, d: torch.from_numpy(blocks(k, d)).float())
-
-
-def test_shift_checker_fails_an_answer_that_calls_the_library(capsys):
-    assert not check_shift_matrix(lambda k, d: pe.shift_matrix(k, d))
-    assert "posenc_lib.shift_matrix" in capsys.readouterr().out
 
 
 # --- check_position_lookup ----------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 - :func:`check_sinusoidal`: ``fn(seq_len, d_model)`` returns the interleaved
   sinusoidal table ``(s, d)`` (numpy or torch), for any ``d`` including odd.
-- :func:`check_shift_matrix`: ``fn(k, d_model)`` returns the ``(d, d)`` matrix
-  ``M_k`` with ``PE(p + k) = M_k @ PE(p)`` for every position ``p`` (even ``d``).
+- :func:`check_shift_matrix`: ``fn(delta, d_model)`` returns the ``(d, d)`` matrix
+  ``M_Δ`` with ``PE(p + Δ) = M_Δ @ PE(p)`` for every position ``p`` (even ``d``), in the
+  *concatenated* layout (all sines, then all cosines) of tensor2tensor and fairseq; the
+  chapter shows the interleaved one, so the answer is a step it does not show.
 
 The references are computed here from the formulas, in float64; the student's answer runs with
 posenc_lib's sinusoidal table, frequencies and shift matrix switched off (see ``_core``).
@@ -135,70 +137,6 @@ def _shift(k: float, d_model: int) -> np.ndarray:
     return _block_rotation(k, d_model, _omega(d_model))
 
 
-def _concatenated_shift(k: float, d_model: int) -> np.ndarray:
-    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])  # interleaved -> concatenated
-    return _shift(k, d_model)[np.ix_(order, order)]
-
-
-SHIFT_DIAGNOSES = [
-    Diagnosis(
-        "your matrix shifts the wrong way: it maps PE(p) to PE(p - k). Apply the angle-addition formulas "
-        "to sin(a + b) and cos(a + b) again; the sign of the sin(b) entries decides the direction.",
-        lambda k, d: _shift(-k, d),
-    ),
-    Diagnosis(
-        "every pair rotates by its own angle k * omega_j with omega_j = 10000^(-2j/d); you used k for all of them.",
-        lambda k, d: _block_rotation(k, d, np.ones(d // 2)),
-    ),
-    Diagnosis(
-        "off by one pair in the frequency: pair j = 0 has omega_0 = 1, so use 10000^(-2j/d), not 10000^(-2(j+1)/d).",
-        lambda k, d: _block_rotation(k, d, _omega(d, first_pair=1)),
-    ),
-    Diagnosis(
-        "this matrix works for the concatenated layout (sines first, then cosines); the table here is interleaved, "
-        "so the 2x2 blocks sit on the diagonal at rows/columns (2j, 2j+1).",
-        _concatenated_shift,
-    ),
-    Diagnosis(
-        "your matrix does not depend on k: it is the identity, which is M_0 only. For k != 0 block j rotates "
-        "the pair by the angle k * omega_j.",
-        lambda k, d: np.eye(d),
-    ),
-    Diagnosis(
-        "your 2x2 blocks are not rotations: the two sin(k w_j) entries must have opposite signs "
-        "(write out sin(a + b) and cos(a + b) and read off the coefficients of sin a and cos a).",
-        lambda k, d: _block_rotation(k, d, _omega(d), mirror=1.0),
-    ),
-]
-
-SHIFT_HINT = ("M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
-              "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j.")
-
-
-def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
-    """Check ``fn(k, d_model) -> (d, d)`` is the matrix with ``PE(p + k) = M_k @ PE(p)`` for every ``p``.
-
-    The rows of a sinusoidal table span the whole space, so this matrix is unique; the reference is
-    built from the angle-addition formulas. The answer runs with :func:`posenc_lib.shift_matrix`
-    switched off.
-    """
-    arguments = [(1, 2, ""), (3, 4, ""), (0, 6, "k = 0: M_0 is the identity."),
-                 (-2, 8, "a negative k shifts towards earlier positions: the same blocks with angle k * w_j < 0."),
-                 (5, 16, ""), (7, 64, "")]
-    cases = [Case(f"k={k}, d_model={d}", (k, d), {}, _shift(k, d), hint) for k, d, hint in arguments]
-    return check_function(
-        "Shift matrix M_k",
-        fn,
-        cases,
-        hint=SHIFT_HINT,
-        diagnoses=SHIFT_DIAGNOSES,
-        forbidden=[shift_matrix],
-    )
-
-
-# --------------------------------------------------------------------------- M_Δ in the concatenated layout
-
-
 def _to_concatenated(d_model: int) -> np.ndarray:
     """Column order ``[0, 2, 4, ..., 1, 3, 5, ...]``: ``concatenated = interleaved[:, order]``."""
     return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
@@ -213,7 +151,13 @@ def _permuted(matrix: np.ndarray, rows: np.ndarray | None, columns: np.ndarray |
     return matrix
 
 
-CONCATENATED_SHIFT_DIAGNOSES = [
+def _concatenated_shift(delta: float, d_model: int) -> np.ndarray:
+    """``M_Δ`` of the concatenated layout: the interleaved one with rows and columns reordered, ``P M_Δ P^T``."""
+    order = _to_concatenated(d_model)
+    return _permuted(_shift(delta, d_model), order, order)
+
+
+SHIFT_DIAGNOSES = [
     Diagnosis(
         "this is M_Δ of the interleaved layout (2x2 blocks on the diagonal). In the concatenated layout the "
         "sine of pair l sits in column l and its cosine in column d/2 + l: reorder the rows AND the columns.",
@@ -250,12 +194,12 @@ CONCATENATED_SHIFT_DIAGNOSES = [
     ),
 ]
 
-CONCATENATED_SHIFT_HINT = ("in the concatenated layout PE(p) = [sin(p θ) | cos(p θ)], so M_Δ = [[C, S], [-S, C]] "
-                           "with the diagonal matrices C = diag(cos(Δ θ_l)) and S = diag(sin(Δ θ_l)); equivalently "
-                           "the interleaved M_Δ with its rows and its columns reordered.")
+SHIFT_HINT = ("in the concatenated layout PE(p) = [sin(p θ) | cos(p θ)], so M_Δ = [[C, S], [-S, C]] "
+              "with the diagonal matrices C = diag(cos(Δ θ_l)) and S = diag(sin(Δ θ_l)); equivalently "
+              "the interleaved M_Δ with its rows and its columns reordered.")
 
 
-def check_concatenated_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
+def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
     """Check ``fn(delta, d_model) -> (d, d)``: ``PE(p + Δ) = M_Δ PE(p)`` in the concatenated layout (even ``d``).
 
     The concatenated table is the interleaved one with its columns in the order ``P`` gives, so
@@ -273,7 +217,7 @@ def check_concatenated_shift_matrix(fn: Callable[[float, int], Any]) -> CheckRes
         "Shift matrix M_Δ, concatenated layout",
         fn,
         cases,
-        hint=CONCATENATED_SHIFT_HINT,
-        diagnoses=CONCATENATED_SHIFT_DIAGNOSES,
+        hint=SHIFT_HINT,
+        diagnoses=SHIFT_DIAGNOSES,
         forbidden=[shift_matrix],
     )
