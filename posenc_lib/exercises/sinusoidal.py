@@ -34,8 +34,8 @@ def _table(seq_len: int, d_model: int, *, exponent: Callable[[np.ndarray, int], 
            first_position: int = 0, concatenated: bool = False) -> np.ndarray:
     """An interleaved table with one thing changed; the typical wrong answers are built from it.
 
-    ``exponent(k, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
-    pair ``k`` (right answer: ``2k / d``); ``cos_exponent`` the same for the cosine column.
+    ``exponent(ℓ, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
+    pair ``ℓ`` (right answer: ``2ℓ / d``); ``cos_exponent`` the same for the cosine column.
     """
     exponent = exponent or (lambda k, d: 2 * k / d)
     cos_exponent = cos_exponent or exponent
@@ -55,17 +55,17 @@ def _table(seq_len: int, d_model: int, *, exponent: Callable[[np.ndarray, int], 
 
 SINUSOIDAL_DIAGNOSES = [
     Diagnosis(
-        "your exponent is off by one pair: pair k = 0 must have frequency 1 (wavelength 2*pi), i.e. "
-        "omega_k = 10000^(-2k/d) with k starting at 0, not 10000^(-2(k+1)/d).",
+        "your exponent is off by one pair: pair l = 0 must have frequency 1 (wavelength 2*pi), i.e. "
+        "θ_l = 10000^(-2l/d) with l starting at 0, not 10000^(-2(l+1)/d).",
         lambda s, d: _table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
     ),
     Diagnosis(
-        "the cosine column 2k+1 must use the SAME frequency as the sine column 2k: omega_k = 10000^(-2k/d). "
-        "You used the odd column's own index, 10000^(-(2k+1)/d).",
+        "the cosine column 2l+1 must use the SAME frequency as the sine column 2l: θ_l = 10000^(-2l/d). "
+        "You used the odd column's own index, 10000^(-(2l+1)/d).",
         lambda s, d: _table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
     ),
     Diagnosis(
-        "you doubled the index: with c = 2k the column index, the exponent is c/d = 2k/d, not 2c/d = 4k/d "
+        "you doubled the index: with c = 2l the column index, the exponent is c/d = 2l/d, not 2c/d = 4l/d "
         "(writing 2i with i already the column index is the classic mix-up).",
         lambda s, d: _table(s, d, exponent=lambda k, d: 4 * k / d),
     ),
@@ -76,7 +76,7 @@ SINUSOIDAL_DIAGNOSES = [
     ),
     Diagnosis(
         "these are the right numbers in the concatenated layout [all sines | all cosines]; "
-        "this exercise asks for the interleaved one: column 2k = sin, column 2k+1 = cos.",
+        "this exercise asks for the interleaved one: column 2l = sin, column 2l+1 = cos.",
         lambda s, d: _table(s, d, concatenated=True),
     ),
     Diagnosis(
@@ -89,13 +89,13 @@ SINUSOIDAL_DIAGNOSES = [
         lambda s, d: _table(s, d + 1) if d % 2 else None,
     ),
     Diagnosis(
-        "the exponent's sign is flipped: omega_k = 10000^(-2k/d) shrinks with k (angle p / 10000^(2k/d)); "
-        "you multiplied p by 10000^(2k/d).",
+        "the exponent's sign is flipped: θ_l = 10000^(-2l/d) shrinks with l (angle p / 10000^(2l/d)); "
+        "you multiplied p by 10000^(2l/d).",
         lambda s, d: _table(s, d, exponent=lambda k, d: -2 * k / d),
     ),
 ]
 
-SINUSOIDAL_HINT = ("row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
+SINUSOIDAL_HINT = ("row p, column 2l is sin(p * θ_l), column 2l+1 is cos(p * θ_l), θ_l = 10000^(-2l/d); "
                    "for odd d the last column is a sine.")
 
 
@@ -115,26 +115,28 @@ def check_sinusoidal(fn: Callable[[int, int], Any]) -> CheckResult:
     )
 
 
-def _omega(d_model: int, *, first_pair: int = 0) -> np.ndarray:
-    """``10000^(-2j/d)`` for the ``d/2`` pairs ``j = first_pair, first_pair + 1, ...``."""
+def _theta(d_model: int, *, first_pair: int = 0) -> np.ndarray:
+    """``θ_ℓ = 10000^(-2ℓ/d)`` for the ``d/2`` pairs ``ℓ = first_pair, first_pair + 1, ...``."""
     return BASE ** (-2.0 * (np.arange(d_model // 2) + first_pair) / d_model)
 
 
-def _block_rotation(k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0, mirror: float = -1.0) -> np.ndarray:
-    """Block-diagonal matrix of 2x2 blocks [[cos, sign*sin], [mirror*sign*sin, cos]] of angle k * omega_j.
+def _block_rotation(delta: float, d_model: int, theta: np.ndarray, *, sign: float = 1.0,
+                    mirror: float = -1.0) -> np.ndarray:
+    """Block-diagonal matrix of 2x2 blocks [[cos, sign*sin], [mirror*sign*sin, cos]] of angle Δ θ_ℓ.
 
-    With the defaults this is ``M_k``: ``sin(a + b) = sin a cos b + cos a sin b`` and
-    ``cos(a + b) = cos a cos b - sin a sin b`` for the pair ``(sin a, cos a)``, ``b = k omega_j``.
+    With the defaults this is the interleaved ``M_Δ``: ``sin(a + b) = sin a cos b + cos a sin b`` and
+    ``cos(a + b) = cos a cos b - sin a sin b`` for the pair ``(sin a, cos a)``, ``b = Δ θ_ℓ``.
     """
     matrix = np.zeros((d_model, d_model))
-    for j, w in enumerate(omega):
-        c, s = np.cos(k * w), np.sin(k * w)
-        matrix[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [mirror * sign * s, c]]
+    for pair, frequency in enumerate(theta):
+        c, s = np.cos(delta * frequency), np.sin(delta * frequency)
+        matrix[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = [[c, sign * s], [mirror * sign * s, c]]
     return matrix
 
 
-def _shift(k: float, d_model: int) -> np.ndarray:
-    return _block_rotation(k, d_model, _omega(d_model))
+def _shift(delta: float, d_model: int) -> np.ndarray:
+    """The interleaved ``M_Δ`` (the chapter shows it; the exercise asks for the concatenated one)."""
+    return _block_rotation(delta, d_model, _theta(d_model))
 
 
 def _to_concatenated(d_model: int) -> np.ndarray:
