@@ -13,7 +13,7 @@ from .experiments import check_directional_alibi, check_interpolate
 from .extension import check_llama3_groups, check_ntk_frequencies, check_t5_bucket
 from .model import check_fraction_unseen, check_interleaved_to_half, check_is_equivariant, check_rope_scores
 from .rope import check_rope_half, check_rope_interleaved
-from .analogy import check_add_positions
+from .analogy import check_add_positions, check_position_share
 from .learned import check_position_lookup
 from .sinusoidal import check_shift_matrix, check_sinusoidal
 
@@ -23,3 +23,4 @@ __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_t5_bucket"]
 __all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
 __all__ += ["check_add_positions", "check_position_lookup", "check_shift_matrix", "check_sinusoidal"]
+__all__ += ["check_position_share"]
