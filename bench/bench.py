@@ -28,10 +28,12 @@ import gc
 import importlib.metadata
 import importlib.util
 import json
+import math
 import os
 import pathlib
 import platform
 import random
+import re
 import statistics
 import sys
 import time
@@ -169,20 +171,33 @@ class Target:
         return self.ratio <= self.limit if self.kind == "at most" else self.ratio >= self.limit
 
 
+NBSP = "\u00a0"  # keeps a number and its unit on one line in a narrow table cell
+DASH = "\u2060–\u2060"  # an en dash between word joiners: a range is not broken over two lines
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def format_seconds(seconds: float) -> str:
-    if seconds >= 1.0:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} µs"
+    """Three significant digits (the spread between samples is wider) and a unit: '151 ms', '7.40 µs'."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= scale or unit == "µs":
+            value = seconds / scale
+            decimals = min(2, max(0, 2 - math.floor(math.log10(value)))) if value > 0 else 0
+            return f"{value:.{decimals}f}{NBSP}{unit}"
+    raise AssertionError("unreachable")
 
 
 def format_range(low: float, high: float) -> str:
-    """'4.41–12.78 ms': the unit once when both ends share it."""
-    a, b = format_seconds(low), format_seconds(high)
-    if a.split(" ")[1] == b.split(" ")[1]:
-        return f"{a.split(' ')[0]}–{b}"
-    return f"{a} – {b}"
+    """'138–165 ms': the unit once when both ends share it."""
+    a, b = format_seconds(low).split(NBSP), format_seconds(high).split(NBSP)
+    if a[1] == b[1]:
+        return f"{a[0]}{DASH}{b[0]}{NBSP}{b[1]}"
+    return f"{a[0]}{NBSP}{a[1]}{DASH}{b[0]}{NBSP}{b[1]}"
+
+
+def format_power(value: float, digits: int) -> str:
+    """'2.8×10⁻⁴' (``digits`` after the point): a cell that does not break at the exponent's minus."""
+    mantissa, exponent = f"{value:.{digits}e}".split("e")
+    return f"{mantissa}×10{str(int(exponent)).translate(SUPERSCRIPT)}"
 
 
 def format_error(error: float | None) -> str:
@@ -190,8 +205,7 @@ def format_error(error: float | None) -> str:
         return "—"
     if error == 0:
         return "0"
-    mantissa, exponent = f"{error:.1e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
+    return format_power(error, 1)
 
 
 def short_label(name: str) -> str:
@@ -199,14 +213,24 @@ def short_label(name: str) -> str:
     return name.split(":")[0].split(" ")[0]
 
 
-def section_markdown(section: Section) -> str:
+def course_notation(title: str) -> str:
+    """A title or note in the course's notation: n_h heads of width d_h, tables of s rows and d columns."""
+    title = title.replace("(b, h, s, d)", "(b, n_h, s, d_h)").replace("(b, s, h, d)", "(b, s, n_h, d_h)")
+    title = title.replace("(h, ", "(n_h, ")
+    return re.sub(r"table, (\d+) × (\d+)", r"table, (s, d) = (\1, \2)", title)
+
+
+def section_table(section: Section) -> str:
+    """The section's title line and its table."""
     with_ops = any(row.ops for row in section.rows)
     header = (
-        ["contender", "median", "middle half"] + [f"× {short_label(ref)}" for ref in section.references] + ["error"]
+        ["contender", "median", "middle half"]
+        + [f"×{NBSP}{short_label(ref)}" for ref in section.references]
+        + ["error"]
     )
     header += ["ops"] if with_ops else []
     lines = [
-        f"**{section.title}** ({section.rounds} interleaved rounds)",
+        f"**{course_notation(section.title)}** ({section.rounds} interleaved rounds)",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
@@ -219,9 +243,12 @@ def section_markdown(section: Section) -> str:
         if with_ops:
             cells.append("—" if row.ops is None else f"{row.ops[0]}+{row.ops[1]}")
         lines.append("| " + " | ".join(cells) + " |")
-    for note in section.notes:
-        lines += ["", note]
     return "\n".join(lines)
+
+
+def section_markdown(section: Section) -> str:
+    """The section's title line, table and notes."""
+    return "\n\n".join([section_table(section), *map(course_notation, section.notes)])
 
 
 def targets_markdown(targets: list[Target]) -> str:
@@ -472,11 +499,11 @@ def accuracy_markdown(accuracy: dict[str, Any]) -> str:
         f"**Sinusoidal table: largest error against exact values** (mpmath, 30 digits; d = {accuracy['d_model']}, "
         "8 rows from each position on, all columns)",
         "",
-        "| table | " + " | ".join(f"p = {p:,}" for p in bands) + " |",
+        "| table | " + " | ".join(f"p{NBSP}={NBSP}{p:,}" for p in bands) + " |",
         "|---|" + "---:|" * len(bands),
     ]
     for name, errs in accuracy["errors"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{e:.0e}" for e in errs) + " |")
+        lines.append(f"| {name} | " + " | ".join(format_power(e, 0) for e in errs) + " |")
     return "\n".join(lines)
 
 
@@ -486,8 +513,9 @@ def alibi_compact_section(n_heads: int, k_len: int, rounds: int) -> Section:
     ours, theirs = pe.alibi_bias_compact(n_heads, k_len), build_mpt_alibi_tensor(n_heads, k_len)
     direct = formula(lambda: pe.alibi_bias_compact(n_heads, k_len))()
     require(ours.shape == theirs.shape == direct.shape == (n_heads, 1, k_len), f"shapes {ours.shape} vs {theirs.shape}")
-    # same slopes and distances; float32 slopes may differ by an ulp
-    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)
+    torch.testing.assert_close(
+        ours, theirs, rtol=1e-6, atol=0
+    )  # same slopes and distances; float32 slopes may differ by an ulp
     torch.testing.assert_close(direct, theirs, rtol=1e-6, atol=0)
     errors = {"posenc alibi_bias_compact": max_error(ours, theirs), "posenc formula": max_error(direct, theirs)}
     contenders = {
@@ -640,21 +668,33 @@ def machine() -> dict[str, Any]:
     }
 
 
-def report_markdown(
-    info: dict[str, Any], sections: list[Section], targets: list[Target], accuracy: dict[str, Any]
-) -> str:
+def report_markdown(info: dict[str, Any], sections: dict[str, Section], accuracy: dict[str, Any]) -> str:
+    """bench.md: the machine line, each section and the exactness table, each between HTML-comment markers.
+
+    A page includes one part with MyST's ``{include}`` and ``:start-after:`` / ``:end-before:``:
+    ``<!-- key -->`` title and table ``<!-- key notes -->`` notes ``<!-- /key -->`` for each section
+    key (rope_long, rope_decode, sin64, sin32, alibi_compact, alibi_full); ``<!-- machine -->`` and
+    ``<!-- sinusoidal_accuracy -->``, each closed by ``<!-- /... -->``. The markers are invisible on
+    GitHub and never reach the page. The targets stay in bench.json.
+    """
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    start, end = info["load_average_at_start"][0], info["load_average_at_end"][0]
     lines = [
-        f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs (torch uses {info['torch_threads']} threads), "
-        f"{info['memory']} RAM, {info['os']}, Python {info['python']}; {versions}. "
-        f"Run {info['date_utc']} UTC; load average {info['load_average_at_start']} at the start and "
-        f"{info['load_average_at_end']} at the end (1, 5, 15 min).",
+        "<!-- machine -->",
+        "",
+        f"Measured by `make bench` on {info['date_utc']} UTC: {info['cpu']}, {info['logical_cpus']} logical CPUs "
+        f"(torch uses {info['torch_threads']} threads), {info['memory']} RAM, {info['os']}, Python {info['python']}; "
+        f"{versions}. One-minute load average: {start} at the start, {end} at the end.",
+        "",
+        "<!-- /machine -->",
         "",
     ]
-    for section in sections:
-        lines += [section_markdown(section), ""]
-    lines += [accuracy_markdown(accuracy), ""]
-    lines += [TARGETS_HEADING, "", targets_markdown(targets)]
+    for key, section in sections.items():
+        lines += [f"<!-- {key} -->", "", section_table(section), "", f"<!-- {key} notes -->", ""]
+        for note in section.notes:
+            lines += [course_notation(note), ""]
+        lines += [f"<!-- /{key} -->", ""]
+    lines += ["<!-- sinusoidal_accuracy -->", "", accuracy_markdown(accuracy), "", "<!-- /sinusoidal_accuracy -->"]
     return "\n".join(lines) + "\n"
 
 
@@ -706,8 +746,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        ordered = list(sections.values())
-        (out_dir / "bench.md").write_text(report_markdown(info, ordered, targets, accuracy))
+        (out_dir / "bench.md").write_text(report_markdown(info, sections, accuracy))
         payload = {
             "command": "make bench  (python bench/bench.py)",
             "machine": info,
@@ -764,8 +803,7 @@ def render(out_dir: pathlib.Path) -> int:
         )
         for s in payload["sections"]
     }
-    targets = targets_for(sections)
-    text = report_markdown(payload["machine"], list(sections.values()), targets, payload["sinusoidal_accuracy"])
+    text = report_markdown(payload["machine"], sections, payload["sinusoidal_accuracy"])
     (out_dir / "bench.md").write_text(text)
     print(text)
     return 0

@@ -44,7 +44,9 @@ from .learned import (
 from .relative import T5RelativeBias, relative_positions, shaw_relative_index, t5_relative_position_bucket
 from .rope import (
     RotaryEmbedding,
+    apply_partial_rope,
     apply_rope,
+    apply_rope_2d,
     half_to_interleaved_permutation,
     interleaved_to_half_permutation,
     rope_angles,
@@ -111,7 +113,9 @@ __all__ = [
     "alibi_bias",
     "alibi_bias_compact",
     "alibi_slopes",
+    "apply_partial_rope",
     "apply_rope",
+    "apply_rope_2d",
     "attention",
     "embed_words",
     "causal_mask",

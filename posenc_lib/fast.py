@@ -1,11 +1,11 @@
 """Speed work, kept apart from the formulas.
 
-The public functions of posenc_lib are written as the formulas the chapters derive.
-Where a faster way to compute the *same numbers* exists, the public function hands
-its work to a function here, in one line, and this module is the only place that
-knows how. ``tests/test_fast_paths.py`` checks every path here against the
-formula (random shapes, offsets, layouts, dtypes and strides), and the appendix
-"Making it fast" explains each technique:
+The public functions of posenc_lib are written as the formulas the chapters
+derive. Where a faster way to compute the *same numbers* exists, the public
+function hands its work to a function here, in one line, and this module is the
+only place that knows how. ``tests/test_fast_paths.py`` checks every path here
+against the formula (random shapes, offsets, layouts, dtypes and strides), and
+the appendix "Making it fast" explains each technique:
 
 - :func:`sinusoidal_table`: the sinusoidal table from a block of rows and one
   complex product per row (the shift identity ``PE(p + Δ) = M_Δ PE(p)``), with
@@ -23,6 +23,8 @@ formula (random shapes, offsets, layouts, dtypes and strides), and the appendix
 Every path here runs without autograd only (it writes into buffers); with
 autograd the formulas run. ``with posenc_lib.fast.disabled():`` makes every
 public function run its formula, e.g. to time or test the two side by side.
+
+Lines are at most 80 characters: the appendix shows parts of this file.
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ _enabled = True
 
 
 def enabled() -> bool:
-    """Whether the public functions may use the paths in this module (default ``True``)."""
+    """Whether public functions may use the paths here (default ``True``)."""
     return _enabled
 
 
 @contextlib.contextmanager
 def disabled() -> Iterator[None]:
-    """Within this block every public function computes its formula (the reference) instead."""
+    """Within this block every public function computes its formula."""
     global _enabled
     previous, _enabled = _enabled, False
     try:
@@ -55,10 +57,12 @@ def disabled() -> Iterator[None]:
 
 
 def _without_autograd(*tensors: torch.Tensor) -> bool:
-    return not torch.is_grad_enabled() or not any(t.requires_grad for t in tensors)
+    return not torch.is_grad_enabled() or not any(
+        t.requires_grad for t in tensors
+    )
 
 
-# ---------------------------------------------------------------------------------------------- sinusoidal
+# --------------------------------------------------------------- sinusoidal
 
 
 def sinusoidal_table(
@@ -71,49 +75,82 @@ def sinusoidal_table(
     dtype: torch.dtype = torch.float32,
     device=None,
 ) -> torch.Tensor:
-    """The sinusoidal table of positions ``offset .. offset + s - 1``, ``(s, d)``, built from a few sines.
+    """The sinusoidal table of positions ``offset ..``, shape ``(s, d)``.
 
-    Arguments as in :func:`posenc_lib.sinusoidal_encoding` (which calls this, after
-    checking them). Writing pair ``ℓ`` of row ``p`` as the complex number
-    ``sin(p θ_ℓ) + i cos(p θ_ℓ)``, moving ``B`` rows down is a multiplication by the
-    fixed phasor ``exp(-i B θ_ℓ)``. So only a block of ``B ≈ √s`` rows and ``s / B``
-    phasors need sines and cosines (and those are built the same way, one level
-    down); every row is then one complex product *block row × phasor*, written
-    straight into the table: one pass over its memory.
+    Arguments as in :func:`posenc_lib.sinusoidal_encoding` (which calls this,
+    after checking them). Writing pair ``ℓ`` of row ``p`` as the complex number
+    ``sin(p θ_ℓ) + i cos(p θ_ℓ)``, moving ``c`` rows down is a multiplication
+    by the fixed phasor ``exp(-i c θ_ℓ)``. So only a block of ``c ≈ √s`` rows
+    and ``s / c`` phasors need sines and cosines (and those are built the same
+    way, one level down); every row is then one complex product *block row ×
+    phasor*, written straight into the table: one pass over its memory.
 
-    The small phasor tables are computed with NumPy on the CPU (one thread: a few dozen
-    small operations, which torch would spread over its threads and so wait for every
-    busy core) and copied to ``device``; the one big product runs there, in torch.
+    The small phasor tables are computed with NumPy on the CPU (one thread: a
+    few dozen small operations, which torch would spread over its threads and
+    so wait for every busy core) and copied to ``device``; the one big product
+    runs there, in torch.
 
-    Accuracy: the angles ``p θ_ℓ`` are never rounded (see :func:`_phasors`), so a
-    float64 table is within a few units in the last place of the exact values at
-    every position, where the direct formula ``sin(p θ_ℓ)`` loses up to half a unit
-    in the last place of the *angle* (4.5e-13 near p = 8192, growing with ``p``).
-    A float32 table is the product of the same phasors rounded to float32 (about
-    2e-7 from the exact values); bfloat16/float16 tables are rounded from float32.
+    Accuracy: the angles ``p θ_ℓ`` are never rounded (see :func:`_phasors`),
+    so a float64 table is within a few units in the last place of the exact
+    values at every position, where the direct formula ``sin(p θ_ℓ)`` loses
+    up to half a unit in the last place of the *angle* (4.5e-13 near
+    p = 8192, growing with ``p``). A float32 table is the product of the same
+    phasors rounded to float32 (about 2e-7 from the exact values);
+    bfloat16/float16 tables are rounded from float32.
     """
     from .sinusoidal import sinusoidal_frequencies  # the one definition of θ_ℓ
 
     work = torch.float64 if dtype == torch.float64 else torch.float32
-    complex_dtype = torch.complex128 if work == torch.float64 else torch.complex64
-    theta = sinusoidal_frequencies(d_model, base=base, device="cpu").numpy()  # (m,), m = ceil(d/2)
+    complex_dtype = (
+        torch.complex128 if work == torch.float64 else torch.complex64
+    )
+    # θ: (m,), m = ceil(d/2)
+    theta = sinusoidal_frequencies(d_model, base=base, device="cpu").numpy()
     n_pairs, n_cos = theta.shape[0], d_model // 2
-    table = _empty_table(seq_len, d_model, work, torch.device("cpu") if device is None else torch.device(device))
+    table = _empty_table(
+        seq_len,
+        d_model,
+        work,
+        torch.device("cpu") if device is None else torch.device(device),
+    )
     direct = layout == "interleaved" and d_model % 2 == 0
-    # an interleaved table of even width *is* an array of complex numbers sin + i cos
-    pairs = table.view(complex_dtype) if direct else torch.empty(seq_len, n_pairs, dtype=complex_dtype, device=device)
-    block = max(1, math.isqrt(seq_len))
-    n_blocks = -(-seq_len // block)
-    # first block, sin + i cos = i exp(-i p θ), for p = offset .. offset + block - 1
-    first = _on(1j * _phasor_rows(block, -1, -offset, theta), complex_dtype, table.device)  # (block, m)
-    # moving down by j * block rows multiplies by exp(-i j block θ)
-    steps = _on(_phasor_rows(n_blocks, -block, 0, theta), complex_dtype, table.device)  # (n_blocks, m)
+    # an interleaved table of even width *is* an array of numbers sin + i cos
+    pairs = (
+        table.view(complex_dtype)
+        if direct
+        else torch.empty(
+            seq_len, n_pairs, dtype=complex_dtype, device=device
+        )
+    )
+    block = max(1, math.isqrt(seq_len))  # c ≈ √s rows per block
+    n_blocks = -(-seq_len // block)  # ceil(s / c) blocks
+    # the first block, p = offset .. offset + c - 1: sin + i cos = i exp(-i p θ)
+    first = _on(
+        1j * _phasor_rows(block, -1, -offset, theta),
+        complex_dtype,
+        table.device,
+    )  # (block, m)
+    # moving down by j blocks (j c rows) multiplies by exp(-i j c θ)
+    steps = _on(
+        _phasor_rows(n_blocks, -block, 0, theta),
+        complex_dtype,
+        table.device,
+    )  # (n_blocks, m)
     full = seq_len // block
-    torch.mul(first[None, :, :], steps[:full, None, :], out=pairs[: full * block].view(full, block, n_pairs))
-    if full < n_blocks:
-        torch.mul(first[: seq_len - full * block], steps[full], out=pairs[full * block :])
+    # row r of block j: first[r] * steps[j], written into the table
+    torch.mul(
+        first[None, :, :],
+        steps[:full, None, :],
+        out=pairs[: full * block].view(full, block, n_pairs),
+    )
+    if full < n_blocks:  # the last, shorter block
+        torch.mul(
+            first[: seq_len - full * block],
+            steps[full],
+            out=pairs[full * block :],
+        )
     if not direct:
-        sines, cosines = pairs.real, pairs.imag[:, :n_cos]  # (s, m), (s, d // 2)
+        sines, cosines = pairs.real, pairs.imag[:, :n_cos]  # (s, m), (s, d//2)
         if layout == "interleaved":
             table[:, 0::2], table[:, 1::2] = sines, cosines
         else:
@@ -121,119 +158,155 @@ def sinusoidal_table(
     return table if dtype == work else table.to(dtype)
 
 
-def _empty_table(seq_len: int, d_model: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """An uninitialised ``(s, d)`` table; on the CPU in NumPy's memory, shared with torch.
+def _empty_table(
+    seq_len: int, d_model: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    """An uninitialised ``(s, d)`` table; on the CPU in NumPy's memory.
 
-    NumPy asks Linux for transparent huge pages for large arrays, torch does not by
-    default: for a 32 MiB table, writing fresh 4 KiB pages (one page fault each) took
-    about three times as long as writing the huge pages NumPy gets.
+    NumPy asks Linux for transparent huge pages for large arrays, torch does
+    not by default: for a 32 MiB table, writing fresh 4 KiB pages (one page
+    fault each) took about three times as long as writing the huge pages
+    NumPy gets. ``torch.from_numpy`` shares the memory, no copy.
     """
     if device.type == "cpu":
         return torch.from_numpy(
-            np.empty((seq_len, d_model), dtype=np.float64 if dtype == torch.float64 else np.float32)
+            np.empty(
+                (seq_len, d_model),
+                dtype=np.float64 if dtype == torch.float64 else np.float32,
+            )
         )
     return torch.empty(seq_len, d_model, dtype=dtype, device=device)
 
 
-def _on(values: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """A small NumPy complex table as a torch tensor of ``dtype`` on ``device``."""
-    return torch.from_numpy(values.astype(np.complex128 if dtype == torch.complex128 else np.complex64)).to(device)
+def _on(
+    values: np.ndarray, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    """A small NumPy complex table as a torch ``dtype`` tensor on ``device``."""
+    return torch.from_numpy(
+        values.astype(
+            np.complex128 if dtype == torch.complex128 else np.complex64
+        )
+    ).to(device)
 
 
-def _phasor_rows(n: int, step: int, start: int, theta: np.ndarray) -> np.ndarray:
-    """``exp(i (start + r step) θ_ℓ)`` for ``r = 0 .. n-1``: ``(n, m)`` complex128, within a few ulp.
+def _phasor_rows(
+    n: int, step: int, start: int, theta: np.ndarray
+) -> np.ndarray:
+    """``exp(i (start + r step) θ_ℓ)`` for ``r = 0 .. n-1``: ``(n, m)``.
 
-    The block trick one level down: ``√n`` rows and ``n / √n`` jumps from
-    :func:`_phasors`, every row one product. An 8192-row table needs about 40 rows
-    of sines and cosines instead of 180.
+    complex128, within a few ulp. The block trick one level down: ``√n`` rows
+    and ``n / √n`` jumps from :func:`_phasors`, every row one product. An
+    8192-row table needs about 40 rows of sines and cosines instead of 180.
     """
-    if n <= 16:
-        return _phasors(start + step * np.arange(n, dtype=np.float64), theta)  # positions exact in float64
+    if n <= 16:  # positions exact in float64
+        return _phasors(start + step * np.arange(n, dtype=np.float64), theta)
     block = math.isqrt(n)
     first = _phasor_rows(block, step, start, theta)  # (block, m)
-    jumps = _phasor_rows(-(-n // block), block * step, 0, theta)  # (ceil(n / block), m)
-    return (jumps[:, None, :] * first[None, :, :]).reshape(-1, theta.shape[0])[:n]  # (n, m)
+    # (ceil(n / block), m)
+    jumps = _phasor_rows(-(-n // block), block * step, 0, theta)
+    # (n / block, block, m) -> (n, m)
+    return (jumps[:, None, :] * first[None, :, :]).reshape(
+        -1, theta.shape[0]
+    )[:n]
 
 
 def _phasors(positions: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """``exp(i p θ_ℓ)`` for integer positions ``p`` ``(n,)`` and frequencies ``θ`` ``(m,)``: ``(n, m)`` complex128.
+    """``exp(i p θ_ℓ)`` for integer positions ``p`` ``(n,)``: ``(n, m)``.
 
-    The product ``p θ`` is never rounded: ``θ = hi + lo`` with ``hi`` rounded to 24
-    significant bits, so ``p hi`` is exact in float64 for ``|p| < 2**29``, and ``p lo``
-    is below ``2**-24 p θ``, where rounding no longer matters; then
-    ``exp(i p θ) = exp(i p hi) exp(i p lo)``. (From ``|p| = 2**29`` on, ``p hi`` is
-    rounded once, as in the direct formula.)
+    ``θ``: ``(m,)``; the result is complex128. The angle ``p θ`` is never
+    rounded: ``θ = hi + lo`` with ``hi`` rounded to 24 significant bits, so
+    ``p hi`` is exact in float64 for ``|p| < 2**29``, and ``p lo`` is below
+    ``2**-24 p θ``, too small for its rounding to matter; then
+    ``exp(i p θ) = exp(i p hi) exp(i p lo)``. (From ``|p| = 2**29`` on,
+    ``p hi`` is rounded once, as in the direct formula.)
     """
     with np.errstate(over="ignore"):
-        hi = theta.astype(np.float32).astype(np.float64)  # (m,), 24 significant bits
-    hi = np.where(np.isfinite(hi), hi, 0.0)  # θ beyond float32's range: all in lo
+        # (m,), 24 significant bits
+        hi = theta.astype(np.float32).astype(np.float64)
+    hi = np.where(np.isfinite(hi), hi, 0.0)  # θ past float32's range: all lo
     lo = theta - hi  # (m,), exact
     big = np.multiply.outer(positions, hi)  # (n, m), exact
     small = np.multiply.outer(positions, lo)  # (n, m), tiny
-    return (np.cos(big) + 1j * np.sin(big)) * (np.cos(small) + 1j * np.sin(small))
+    return (np.cos(big) + 1j * np.sin(big)) * (
+        np.cos(small) + 1j * np.sin(small)
+    )
 
 
-# ---------------------------------------------------------------------------------------------- RoPE
+# --------------------------------------------------------------------- RoPE
 
 _COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 
-# Below this many elements a rotation costs what its torch calls cost (a few microseconds each),
-# not what its memory traffic costs, so small inputs take the path with the fewest calls.
+# Below this many elements a rotation costs what its torch calls cost (a few
+# microseconds each), not what its memory traffic costs, so small inputs take
+# the path with the fewest calls.
 _FEW_CALLS_NUMEL = 1 << 15
 
 
-def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor | None:
-    """:func:`posenc_lib.rotate_pairs` without autograd; ``None`` when it does not apply.
+def rotate_pairs(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
+) -> torch.Tensor | None:
+    """:func:`posenc_lib.rotate_pairs` without autograd; ``None`` if no path.
 
-    ``x``: ``(..., s, d)``; ``cos``, ``sin``: already in ``x``'s dtype and device,
-    broadcastable to ``(..., s, d/2)``. Interleaved float32/float64 pairs are one
-    complex multiplication over a view of ``x`` (read once, write once); everything
-    else goes through :func:`_rotate_into_buffer`.
+    ``x``: ``(..., s, d_h)``; ``cos``, ``sin``: already in ``x``'s dtype and
+    device, broadcastable to ``(..., s, d_h/2)``. Interleaved float32/float64
+    pairs are one complex multiplication over a view of ``x`` (read once,
+    write once); everything else goes through :func:`_rotate_into_buffer`.
     """
     if not _enabled or not _without_autograd(x, cos, sin):
         return None
     if layout == "interleaved":
-        pairs = _complex_pairs(x)  # (..., s, d/2) complex view of x, or None
+        pairs = _complex_pairs(x)  # (..., s, d_h/2) complex view of x, or None
         if pairs is not None:
             return _rotate_complex(pairs, torch.complex(cos, sin), x)
     return _rotate_into_buffer(x, cos, sin, layout)
 
 
 def _complex_pairs(x: torch.Tensor) -> torch.Tensor | None:
-    """Interleaved pairs of ``x`` ``(..., s, d)`` seen as complex numbers ``(..., s, d/2)``, sharing memory.
+    """Interleaved pairs of ``x`` as complex numbers, sharing its memory.
 
-    ``None`` when that view does not exist: a dtype other than float32/float64,
-    or strides that do not keep each pair adjacent and aligned.
+    ``x``: ``(..., s, d_h)``; the result: ``(..., s, d_h/2)``. ``None`` when
+    that view does not exist: a dtype other than float32/float64, or strides
+    that do not keep each pair adjacent and aligned.
     """
     complex_dtype = _COMPLEX.get(x.dtype)
     if complex_dtype is None or x.stride(-1) != 1:
         return None
     try:
-        return x.view(complex_dtype)  # (..., s, d/2): the same bytes, two floats per element
+        # (..., s, d_h/2): the same bytes, two floats per complex number
+        return x.view(complex_dtype)
     except RuntimeError:  # a stride or storage offset that splits a pair
         return None
 
 
-def _rotate_complex(pairs: torch.Tensor, rotation: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """``pairs * rotation`` written into a new contiguous real tensor shaped like ``like`` ``(..., s, d)``.
+def _rotate_complex(
+    pairs: torch.Tensor, rotation: torch.Tensor, like: torch.Tensor
+) -> torch.Tensor:
+    """``pairs * rotation`` as a new contiguous real tensor like ``like``.
 
-    ``(a + ib)(cos + i sin) = (a cos - b sin) + i (b cos + a sin)`` is the pair
-    rotation, computed in one pass: read ``x`` once, write the result once.
+    ``(a + ib)(cos + i sin) = (a cos - b sin) + i (b cos + a sin)`` is the
+    pair rotation, computed in one pass: read ``x`` once, write the result
+    once. ``like``: ``(..., s, d_h)``.
     """
-    if like.is_contiguous():  # then so is the product: view it as real, no copy
-        return (pairs * rotation).view(like.dtype)  # (..., s, d)
-    out = torch.empty_like(like, memory_format=torch.contiguous_format)  # (..., s, d)
+    if like.is_contiguous():  # so is the product: view it as real, no copy
+        return (pairs * rotation).view(like.dtype)  # (..., s, d_h)
+    out = torch.empty_like(like, memory_format=torch.contiguous_format)
     torch.mul(pairs, rotation, out=out.view(pairs.dtype))
     return out
 
 
-def _rotate_into_buffer(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
-    """The rotation written into one output buffer: four strided multiply(-add)s, half-size cos/sin, no cat."""
+def _rotate_into_buffer(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
+) -> torch.Tensor:
+    """The rotation written into one output buffer, ``(..., s, d_h)``.
+
+    Four strided multiply(-add)s with half-size cos/sin ``(s, d_h/2)``, no
+    ``torch.cat``.
+    """
     if layout == "half":
-        first, second = x.chunk(2, dim=-1)  # each (..., s, d/2)
+        first, second = x.chunk(2, dim=-1)  # each (..., s, d_h/2)
     else:
-        first, second = x[..., 0::2], x[..., 1::2]  # each (..., s, d/2), strided
-    out = torch.empty_like(x, memory_format=torch.contiguous_format)  # (..., s, d)
+        first, second = x[..., 0::2], x[..., 1::2]  # each (..., s, d_h/2)
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
     if layout == "half":
         out_first, out_second = out.chunk(2, dim=-1)
     else:
@@ -245,52 +318,80 @@ def _rotate_into_buffer(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, l
     return out
 
 
-def rotary_tables(cos: torch.Tensor, sin: torch.Tensor, layout: str) -> dict[str, torch.Tensor]:
-    """The extra tables :class:`~posenc_lib.RotaryEmbedding` caches for its fast paths, each ``(s, d)``.
+def rotary_tables(
+    cos: torch.Tensor, sin: torch.Tensor, layout: str
+) -> dict[str, torch.Tensor]:
+    """The extra tables ``RotaryEmbedding`` caches, each ``(s, d_h)``.
 
     Interleaved: ``[cos_0, sin_0, cos_1, sin_1, ...]``, viewed as the complex
     rotation ``cos + i sin`` when used (stored as real numbers because
     ``Module.to(dtype)`` would drop the imaginary part of a complex buffer).
-    Half: ``[cos | cos]`` and ``[-sin | sin]``, for the three-call path of small inputs.
+    Half: ``[cos | cos]`` and ``[-sin | sin]``, for the three-call path of
+    small inputs.
     """
     if layout == "interleaved":
         return {"rotation_cached": torch.stack((cos, sin), dim=-1).flatten(-2)}
-    return {"cos_full_cached": torch.cat((cos, cos), dim=-1), "sin_signed_cached": torch.cat((-sin, sin), dim=-1)}
+    return {
+        "cos_full_cached": torch.cat((cos, cos), dim=-1),
+        "sin_signed_cached": torch.cat((-sin, sin), dim=-1),
+    }
 
 
 def rotary(module, x: torch.Tensor, offset: int) -> torch.Tensor | None:
-    """``RotaryEmbedding.forward`` for the consecutive positions ``offset ..``; ``None`` when no fast path applies.
+    """``RotaryEmbedding.forward`` for the positions ``offset ..``.
 
-    Applies to a float32 ``x`` without autograd whose positions are all cached.
+    Applies to a float32 ``x`` without autograd whose positions are all
+    cached; ``None`` otherwise.
     """
     stop = offset + x.shape[-2]
-    if not _enabled or x.dtype != torch.float32 or stop > module.max_len or not _without_autograd(x):
+    if (
+        not _enabled
+        or x.dtype != torch.float32
+        or stop > module.max_len
+        or not _without_autograd(x)
+    ):
         return None
-    return _rotate_cached(x, module.layout, _cached_rows(module, x, offset, stop))
+    return _rotate_cached(
+        x, module.layout, _cached_rows(module, x, offset, stop)
+    )
 
 
-def rotary_qk(module, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """``RotaryEmbedding.rotate_qk`` for consecutive positions: one lookup for both; ``None`` if no fast path applies."""
+def rotary_qk(
+    module, q: torch.Tensor, k: torch.Tensor, offset: int
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``RotaryEmbedding.rotate_qk`` for the positions ``offset ..``.
+
+    One check and one table lookup for queries and keys together; ``None``
+    when no fast path applies.
+    """
     stop = offset + q.shape[-2]
     if (
         not _enabled
         or q.dtype != torch.float32
         or k.dtype != torch.float32
         or stop > module.max_len
-        or torch.is_grad_enabled()
-        and (q.requires_grad or k.requires_grad)
+        or torch.is_grad_enabled() and (q.requires_grad or k.requires_grad)
     ):
         return None
-    if module.layout == "half" and _few_calls(q) and _few_calls(k):  # one decoding step: count the calls
-        buffers = module._buffers  # read directly: nn.Module.__getattr__ costs about a microsecond per table
-        cos_full, sin_signed = buffers["cos_full_cached"][offset:stop], buffers["sin_signed_cached"][offset:stop]
-        half = q.shape[-1] // 2  # x * [cos | cos] + roll(x, d/2) * [-sin | sin], three calls per tensor
+    if module.layout == "half" and _few_calls(q) and _few_calls(k):
+        # one decoding step: count the calls. Tables read from _buffers:
+        # nn.Module.__getattr__ costs about a microsecond per table.
+        buffers = module._buffers
+        cos_full, sin_signed = (
+            buffers["cos_full_cached"][offset:stop],  # (s, d_h): [cos | cos]
+            buffers["sin_signed_cached"][offset:stop],  # [-sin | sin]
+        )
+        # x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]: three calls each
+        half = q.shape[-1] // 2
         return (
             torch.addcmul(q * cos_full, q.roll(half, dims=-1), sin_signed),
             torch.addcmul(k * cos_full, k.roll(half, dims=-1), sin_signed),
         )
-    rows = _cached_rows(module, None, offset, stop)  # sliced once, used for both
-    return _rotate_cached(q, module.layout, rows), _rotate_cached(k, module.layout, rows)
+    rows = _cached_rows(module, None, offset, stop)  # sliced once, for both
+    return (
+        _rotate_cached(q, module.layout, rows),
+        _rotate_cached(k, module.layout, rows),
+    )
 
 
 def _few_calls(x: torch.Tensor) -> bool:
@@ -300,68 +401,114 @@ def _few_calls(x: torch.Tensor) -> bool:
 def _cached_rows(
     module, x: torch.Tensor | None, start: int, stop: int
 ) -> tuple[str, torch.Tensor, torch.Tensor | None]:
-    """The cached rows ``start .. stop - 1`` the path for ``x`` needs (``x=None``: the half-size cos/sin).
+    """The cached rows ``start .. stop - 1`` the path for ``x`` needs.
 
-    Read from the module's ``_buffers`` directly: ``nn.Module.__getattr__`` costs about a
-    microsecond per table, a noticeable share of one decoding step.
+    ``x=None``: the half-size cos/sin. Read from the module's ``_buffers``
+    directly: ``nn.Module.__getattr__`` costs about a microsecond per table,
+    a noticeable share of one decoding step.
     """
     buffers = module._buffers
     if module.layout == "interleaved":
-        return "complex", buffers["rotation_cached"][start:stop].view(torch.complex64), None  # (s, d/2): cos + i sin
+        return (
+            "complex",
+            # (s, d_h/2) complex: cos + i sin
+            buffers["rotation_cached"][start:stop].view(torch.complex64),
+            None,
+        )
     if x is not None and _few_calls(x):
-        return "full", buffers["cos_full_cached"][start:stop], buffers["sin_signed_cached"][start:stop]  # (s, d) each
-    return "half", buffers["cos_cached"][start:stop], buffers["sin_cached"][start:stop]  # (s, d/2) each
+        return (
+            "full",
+            buffers["cos_full_cached"][start:stop],  # (s, d_h)
+            buffers["sin_signed_cached"][start:stop],  # (s, d_h)
+        )
+    return (
+        "half",
+        buffers["cos_cached"][start:stop],  # (s, d_h/2)
+        buffers["sin_cached"][start:stop],  # (s, d_h/2)
+    )
 
 
-def _rotate_cached(x: torch.Tensor, layout: str, rows: tuple[str, torch.Tensor, torch.Tensor | None]) -> torch.Tensor:
-    """Rotate a float32 ``x`` ``(..., s, d)`` by cached rows from :func:`_cached_rows`."""
+def _rotate_cached(
+    x: torch.Tensor,
+    layout: str,
+    rows: tuple[str, torch.Tensor, torch.Tensor | None],
+) -> torch.Tensor:
+    """Rotate a float32 ``x`` ``(..., s, d_h)`` by ``_cached_rows``'s rows."""
     kind, first, second = rows
     if kind == "complex":
-        pairs = _complex_pairs(x)  # (..., s, d/2) complex64 view of x
+        pairs = _complex_pairs(x)  # (..., s, d_h/2) complex64 view of x
         if pairs is not None:
             return _rotate_complex(pairs, first, x)
-        cos_sin = torch.view_as_real(first)  # (s, d/2, 2); no complex view of x: the strided four-call path
-        return _rotate_into_buffer(x, cos_sin[..., 0], cos_sin[..., 1], layout)
-    assert second is not None  # only the complex rows come as one table
+        # no complex view of x: the strided four-call path
+        cos_sin = torch.view_as_real(first)  # (s, d_h/2, 2)
+        return _rotate_into_buffer(
+            x, cos_sin[..., 0], cos_sin[..., 1], layout
+        )
+    assert second is not None  # only the complex rows have no second table
     if kind == "full":
-        # three calls: x * [cos | cos] + roll(x, d/2) * [-sin | sin] = (a cos - b sin, b cos + a sin)
-        return torch.addcmul(x * first, x.roll(x.shape[-1] // 2, dims=-1), second)  # (..., s, d)
+        # three calls: x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]
+        # = (a cos - b sin, b cos + a sin)
+        return torch.addcmul(
+            x * first, x.roll(x.shape[-1] // 2, dims=-1), second
+        )  # (..., s, d_h)
     return _rotate_into_buffer(x, first, second, layout)
 
 
-# ---------------------------------------------------------------------------------------------- ALiBi
+# -------------------------------------------------------------------- ALiBi
 
 
 @functools.lru_cache(maxsize=64)
-def _slopes(n_heads: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``alibi_slopes(n_heads)`` as ``(h, 1, 1)`` in ``dtype`` on ``device``, computed once (only ever read)."""
+def _slopes(
+    n_heads: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    """The slopes ``m_h`` as ``(n_h, 1, 1)``, computed once and only read."""
     from .alibi import alibi_slopes
 
     return alibi_slopes(n_heads, device=device).to(dtype).view(-1, 1, 1)
 
 
-def alibi_bias(n_heads: int, q_len: int, k_len: int, causal: bool, dtype: torch.dtype, device: torch.device):
-    """:func:`posenc_lib.alibi_bias` for float32/float64 results; ``None`` otherwise.
+def alibi_bias(
+    n_heads: int,
+    q_len: int,
+    k_len: int,
+    causal: bool,
+    dtype: torch.dtype,
+    device: torch.device,
+):
+    """:func:`posenc_lib.alibi_bias` for float32/float64; ``None`` otherwise.
 
-    Works in the result's dtype (distances are whole numbers, exact up to 2**24 in
-    float32) and masks the small ``(s_q, s_k)`` distance table instead of the big
-    result: ``m_h · (-inf) = -inf`` because every slope is > 0, so the one broadcast
-    product is the only pass over ``h · s_q · s_k`` numbers.
+    Works in the result's dtype (distances are whole numbers, exact up to
+    2**24 in float32) and masks the small ``(s_q, s_k)`` distance table
+    instead of the big result: ``m_h · (-inf) = -inf`` because every slope is
+    > 0, so the one broadcast product is the only pass over the
+    ``n_h · s_q · s_k`` numbers.
     """
     if not _enabled or dtype not in _COMPLEX:
         return None
-    slopes = _slopes(n_heads, dtype, device)  # (h, 1, 1)
+    slopes = _slopes(n_heads, dtype, device)  # (n_h, 1, 1)
     key = torch.arange(k_len, device=device)  # (s_k,)
-    query = torch.arange(k_len - q_len, k_len, device=device)  # (s_q,): queries are the last positions
+    # (s_q,): the queries are the last positions
+    query = torch.arange(k_len - q_len, k_len, device=device)
     relative = key[None, :] - query[:, None]  # (s_q, s_k), r = j - i
     if causal:
-        distance = relative.to(dtype).masked_fill_(relative > 0, float("-inf"))  # (s_q, s_k): r <= 0, or -inf
-        return slopes * distance  # (h, s_q, s_k)
+        # (s_q, s_k): r where r <= 0, -inf for future keys
+        distance = relative.to(dtype).masked_fill_(
+            relative > 0, float("-inf")
+        )
+        return slopes * distance  # (n_h, s_q, s_k)
     return slopes * (-relative.abs()).to(dtype)
 
 
-def alibi_bias_compact(n_heads: int, k_len: int, dtype: torch.dtype, device: torch.device):
-    """:func:`posenc_lib.alibi_bias_compact` for float32/float64 results in two calls; ``None`` otherwise."""
+def alibi_bias_compact(
+    n_heads: int, k_len: int, dtype: torch.dtype, device: torch.device
+):
+    """:func:`posenc_lib.alibi_bias_compact` in two calls; ``None`` if no path.
+
+    For float32/float64 results with ``s_k <= 2**24`` (whole numbers exact).
+    """
     if not _enabled or dtype not in _COMPLEX or k_len > 2**24:
         return None
-    return _slopes(n_heads, dtype, device) * torch.arange(1 - k_len, 1, dtype=dtype, device=device)  # (h, 1, s_k)
+    # (n_h, 1, s_k): -m_h (s_k - 1 - j)
+    return _slopes(n_heads, dtype, device) * torch.arange(
+        1 - k_len, 1, dtype=dtype, device=device
+    )

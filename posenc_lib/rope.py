@@ -450,3 +450,78 @@ def convert_qk_weight(weight: torch.Tensor, n_heads: int, *, to: str = "half") -
         perm = half_to_interleaved_permutation(head_dim, device=weight.device)
     per_head = weight.unflatten(0, (n_heads, head_dim))  # (n_h, d_h, ...) or (n_h, d_h)
     return per_head[:, perm].flatten(0, 1)  # (n_h · d_h, ...)
+
+
+# --- Variants: partial rotary, 2-D (axial) RoPE ----------------------------------------------
+
+
+def apply_partial_rope(
+    x: torch.Tensor,
+    rotary_dim: int,
+    positions: torch.Tensor | None = None,
+    *,
+    offset: int = 0,
+    base: float = DEFAULT_BASE,
+    layout: str = "half",
+) -> torch.Tensor:
+    """Rotate only the first ``rotary_dim`` coordinates of each head; pass the rest through.
+
+    This is partial rotary: GPT-NeoX's ``rotary_pct`` (``rotary_dim = rotary_pct · d_h``,
+    half layout) and GPT-J's ``rotary_dim`` (interleaved layout). The rotated part
+    uses the frequencies of a head of width ``rotary_dim``,
+    ``θ_ℓ = B^(-2ℓ/rotary_dim)``, ``ℓ = 0 .. rotary_dim/2 - 1``; the other
+    ``d_h - rotary_dim`` coordinates carry no position. With ``rotary_dim = d_h``
+    this is :func:`apply_rope`.
+
+    Args:
+        x: queries or keys ``(..., s, d_h)``, typically ``(b, n_h, s, d_h)``.
+        rotary_dim: how many leading coordinates of each head are rotated; even,
+            ``2 <= rotary_dim <= d_h``.
+        positions, offset, base, layout: as in :func:`apply_rope`.
+
+    Returns:
+        A tensor shaped and typed like ``x``.
+    """
+    x = check_floating("x", check_tensor("x", x, min_dim=2))
+    rotary_dim = check_even_int("rotary_dim", rotary_dim)
+    if rotary_dim > x.shape[-1]:
+        raise ValueError(f"rotary_dim must be <= head_dim (x.shape[-1] = {x.shape[-1]}), got {rotary_dim}")
+    rotated = apply_rope(x[..., :rotary_dim], positions, offset=offset, base=base, layout=layout)  # (..., s, rot)
+    return torch.cat((rotated, x[..., rotary_dim:]), dim=-1)  # (..., s, d_h)
+
+
+def apply_rope_2d(
+    x: torch.Tensor,
+    rows: torch.Tensor,
+    cols: torch.Tensor,
+    *,
+    base: float = DEFAULT_BASE,
+    layout: str = "half",
+) -> torch.Tensor:
+    """2-D (axial) RoPE for tokens on a grid, e.g. image patches.
+
+    The first half of each head is rotated by the token's row, the second half by
+    its column, each half as a RoPE head of width ``d_h/2`` (frequencies
+    ``B^(-2ℓ/(d_h/2))``). The score of a query at ``(row, col)`` and a key at
+    ``(row', col')`` then depends on the positions only through
+    ``(row' - row, col' - col)``.
+
+    Args:
+        x: queries or keys ``(..., s, d_h)`` with ``d_h`` a multiple of 4 (each half
+            is made of pairs).
+        rows, cols: the row and the column of every token, 1-D tensors ``(s,)``.
+        base, layout: as in :func:`apply_rope`, used for both halves.
+
+    Returns:
+        A tensor shaped and typed like ``x``.
+    """
+    x = check_floating("x", check_tensor("x", x, min_dim=2))
+    head_dim = x.shape[-1]
+    if head_dim % 4:
+        raise ValueError(f"x.shape[-1] (head_dim) must be a multiple of 4 for 2-D RoPE, got {head_dim}")
+    rows = check_positions(rows, x.shape[-2], name="rows")
+    cols = check_positions(cols, x.shape[-2], name="cols")
+    half = head_dim // 2
+    by_row = apply_rope(x[..., :half], rows, base=base, layout=layout)  # (..., s, d_h/2)
+    by_col = apply_rope(x[..., half:], cols, base=base, layout=layout)  # (..., s, d_h/2)
+    return torch.cat((by_row, by_col), dim=-1)  # (..., s, d_h)

@@ -37,7 +37,9 @@ STUDENTS = ("untouched", "solutions", "library")
 # tests/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
 LIBRARY_ANSWERS = {
     "my_sinusoidal": "return pe.sinusoidal_encoding(seq_len, d_model)",
-    "my_shift_matrix": "return pe.shift_matrix(k, d_model)",
+    "add_positions": "return pe.SinusoidalPositionalEncoding(d_model)(pe.embed_words(words, d_model), offset=first)",
+    "my_shift_matrix": """order = pe.interleaved_to_concatenated_permutation(d_model)
+return pe.shift_matrix(delta, d_model)[order][:, order]  # the concatenated layout's M_delta""",
     "lookup_positions": """if (positions < 0).any():
     raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
 module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])

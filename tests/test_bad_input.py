@@ -308,6 +308,29 @@ BAD = [
     # permutations, checkpoint conversion, analysis helpers
     ("perm-half-odd", lambda: pe.interleaved_to_half_permutation(5), ValueError, "head_dim must be even"),
     ("perm-inter-zero", lambda: pe.half_to_interleaved_permutation(0), ValueError, "head_dim"),
+    # apply_partial_rope, apply_rope_2d
+    ("partial-odd", lambda: pe.apply_partial_rope(X, 3), ValueError, "rotary_dim must be even"),
+    ("partial-wide", lambda: pe.apply_partial_rope(X, 10), ValueError, "rotary_dim must be <= head_dim"),
+    ("partial-bool", lambda: pe.apply_partial_rope(X, True), TypeError, "rotary_dim"),
+    (
+        "partial-int-x",
+        lambda: pe.apply_partial_rope(torch.zeros(4, 8, dtype=torch.int64), 4),
+        TypeError,
+        "x must have a floating-point dtype",
+    ),
+    (
+        "rope2d-width",
+        lambda: pe.apply_rope_2d(torch.zeros(4, 6), torch.arange(4), torch.arange(4)),
+        ValueError,
+        "multiple of 4",
+    ),
+    (
+        "rope2d-rows-shape",
+        lambda: pe.apply_rope_2d(X, torch.arange(3), torch.arange(4)),
+        ValueError,
+        "rows must have shape",
+    ),
+    ("rope2d-cols-int", lambda: pe.apply_rope_2d(X, torch.arange(4), 2), TypeError, "cols"),
     ("convert-rows", lambda: convert_qk_weight(torch.zeros(10, 4), 3), ValueError, "multiple of n_heads=3"),
     ("convert-to", lambda: convert_qk_weight(torch.zeros(8, 4), 2, to="neox"), ValueError, "to must be one of"),
     ("convert-list", lambda: convert_qk_weight([[1.0]], 1), TypeError, "weight must be a torch.Tensor"),

@@ -221,3 +221,26 @@ def test_low_precision_alibi_biases_stay_finite(dtype):
     compact = pe.alibi_bias_compact(12, 100_000, dtype=dtype)
     assert torch.isfinite(compact).all()
     torch.testing.assert_close(compact[:, 0, -50:], pe.alibi_bias_compact(12, 50, dtype=dtype)[:, 0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rope_variants_on_device(device):
+    x = randn(2, 3, 5, 8, device=device)  # (b, n_h, s, d_h)
+    for dtype in (torch.float32, torch.bfloat16):
+        out = pe.apply_partial_rope(x.to(dtype), 4, offset=10**6)
+        on(device, out)
+        assert out.shape == x.shape and out.dtype == dtype
+        rows, cols = torch.arange(5).to(device) // 2, torch.arange(5).to(device) % 2
+        grid = pe.apply_rope_2d(x.to(dtype), rows, cols)
+        on(device, grid)
+        assert grid.shape == x.shape and grid.dtype == dtype
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_score_terms_on_device(device):
+    from posenc_lib.model import Block, TransformerConfig, additive_score_terms
+
+    block = Block(TransformerConfig(vocab_size=8, d_model=16, n_heads=2)).to(device)
+    terms = additive_score_terms(block, randn(2, 5, 16, device=device), randn(5, 16, device=device))
+    on(device, list(terms.values()))
+    assert all(t.shape == (2, 2, 5, 5) for t in terms.values())

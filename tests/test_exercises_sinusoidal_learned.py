@@ -1,6 +1,6 @@
 """The checkers of chapters 2-4: each fails on the stub, on an answer that calls the library it asks the
 student to write, and on typical wrong answers (each with its specific hint), and passes right answers
-written in several valid forms."""
+written in several valid forms. (check_shift_matrix and check_position_share: tests/test_exercises_text1.py.)"""
 
 import math
 
@@ -9,9 +9,10 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_add_positions, check_position_lookup, check_shift_matrix, check_sinusoidal
+from posenc_lib.exercises import check_add_positions, check_position_lookup, check_sinusoidal
+from posenc_lib.exercises.analogy import ADD_HINT
 from posenc_lib.exercises.learned import LOOKUP_HINT
-from posenc_lib.exercises.sinusoidal import SHIFT_HINT, SINUSOIDAL_HINT
+from posenc_lib.exercises.sinusoidal import SINUSOIDAL_HINT
 
 
 def stub(*args):
@@ -115,73 +116,6 @@ def test_sinusoidal_checker_fails_an_answer_that_calls_the_library(call, capsys)
     result = check_sinusoidal(call)
     assert not result and result.reason == "calls the library"
     assert "switched off" in capsys.readouterr().out
-
-
-# --- check_shift_matrix -------------------------------------------------------------------------
-
-
-def blocks(k, d_model, *, omega=None, sign=1.0, mirror=-1.0):
-    """Block-diagonal 2x2 rotations by k * omega_j, written with NumPy."""
-    omega = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model) if omega is None else omega
-    m = np.zeros((d_model, d_model))
-    for j, w in enumerate(omega):
-        c, s = math.cos(k * w), math.sin(k * w)
-        m[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [mirror * sign * s, c]]
-    return m
-
-
-def shift_by_least_squares(k, d_model):
-    """An independent right answer: solve PE(p + k) = M PE(p) for M from the table itself.
-
-    Positions spread over 60000 steps so that even the slowest pair turns far enough
-    for the least-squares problem to be well conditioned.
-    """
-    full = table(60_100, d_model)
-    start = np.arange(50, 60_000, 37)  # sample positions p
-    solution, *_ = np.linalg.lstsq(full[start], full[start + k], rcond=None)  # table[p] @ M^T = table[p+k]
-    return solution.T
-
-
-def concatenated_shift(k, d):  # the layout of fairseq / tensor2tensor
-    order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-    return blocks(k, d)[np.ix_(order, order)]
-
-
-SHIFT_WRONG = {
-    "shifts by -k (transposed)": (lambda k, d: blocks(k, d).T, "wrong way"),
-    "same angle k for every pair": (lambda k, d: blocks(k, d, omega=np.ones(d // 2)), "its own angle"),
-    "identity": (lambda k, d: np.eye(d), "does not depend on k"),
-    "frequencies off by one pair": (
-        lambda k, d: blocks(k, d, omega=10000.0 ** (-2.0 * (np.arange(d // 2) + 1) / d)),
-        "off by one pair",
-    ),
-    "concatenated layout": (concatenated_shift, "concatenated layout"),
-    "blocks that are not rotations": (lambda k, d: blocks(k, d, mirror=1.0), "not rotations"),
-    "a torch tensor of the wrong size": (lambda k, d: torch.eye(d + 1), "the shape is"),
-}
-
-
-def test_shift_checker_fails_the_stub():
-    assert not check_shift_matrix(stub)
-
-
-@pytest.mark.parametrize("name", SHIFT_WRONG)
-def test_shift_checker_fails_wrong_answers(name, capsys):
-    wrong, hint = SHIFT_WRONG[name]
-    result = check_shift_matrix(wrong)
-    assert not result and result.hint != SHIFT_HINT
-    assert hint in capsys.readouterr().out
-
-
-def test_shift_checker_passes_solutions():
-    assert check_shift_matrix(blocks)
-    assert check_shift_matrix(shift_by_least_squares)
-    assert check_shift_matrix(lambda k, d: torch.from_numpy(blocks(k, d)).float())
-
-
-def test_shift_checker_fails_an_answer_that_calls_the_library(capsys):
-    assert not check_shift_matrix(lambda k, d: pe.shift_matrix(k, d))
-    assert "posenc_lib.shift_matrix" in capsys.readouterr().out
 
 
 # --- check_position_lookup ----------------------------------------------------------------------
@@ -313,32 +247,66 @@ def test_lookup_checker_rejects_non_callables():
 
 
 def positions_table(seq_len, d_model, first=0):
-    return torch.as_tensor(pe.sinusoidal_encoding(first + seq_len, d_model))[first:].float()  # (s, d)
+    """Rows first .. first + s - 1 of the interleaved table, written with NumPy (no posenc_lib)."""
+    return torch.from_numpy(table(seq_len, d_model, first=first)).float()  # (s, d)
 
 
-def add_solution(words, d_model):
-    return pe.embed_words(words, d_model) + positions_table(len(words), d_model)
+def add_solution(words, d_model, first=0):
+    return pe.embed_words(words, d_model) + positions_table(len(words), d_model, first)
+
+
+def add_with_offset(words, d_model, first=0):
+    """The notebook's solution: the library table with offset=."""
+    return pe.embed_words(words, d_model) + pe.sinusoidal_encoding(len(words), d_model, offset=first)
+
+
+def add_by_slicing(words, d_model, first=0):
+    """A right answer written differently: the rows of a longer table, in float64 NumPy."""
+    longer = pe.sinusoidal_encoding(first + len(words), d_model, dtype=torch.float64)  # (first + s, d)
+    return (pe.embed_words(words, d_model, dtype=torch.float64) + longer[first:]).numpy()
 
 
 def test_add_positions_checker_fails_the_stub():
     assert not check_add_positions(stub)
 
 
-@pytest.mark.parametrize(
-    "wrong,hint",
-    [
-        (lambda w, d: pe.embed_words(w, d) + positions_table(len(w), d, first=1), "position 0"),
-        (lambda w, d: pe.embed_words(w, d), "word vectors alone"),
-        (lambda w, d: torch.cat([pe.embed_words(w, d), positions_table(len(w), d)], -1), "concatenated"),
-        (lambda w, d: pe.embed_words(w, d) * positions_table(len(w), d), "multiplied"),
-    ],
-    ids=["starts-at-1", "no-positions", "concatenated", "multiplied"],
-)
-def test_add_positions_checker_fails_wrong_answers(wrong, hint, capsys):
-    assert not check_add_positions(wrong)
+ADD_WRONG = {
+    "restarts-at-0": (lambda w, d, f=0: add_solution(w, d), "restarts at position 0"),
+    "off-by-one": (lambda w, d, f=0: add_solution(w, d, f + 1), "off by one"),
+    "same-row-for-all": (lambda w, d, f=0: pe.embed_words(w, d) + positions_table(1, d, f), "the same position vector"),
+    "no-positions": (lambda w, d, f=0: pe.embed_words(w, d), "word vectors alone"),
+    "positions-only": (lambda w, d, f=0: positions_table(len(w), d, f), "position vectors alone"),
+    "concatenated": (
+        lambda w, d, f=0: torch.cat([pe.embed_words(w, d), positions_table(len(w), d, f)], -1),
+        "concatenated",
+    ),
+    "multiplied": (lambda w, d, f=0: pe.embed_words(w, d) * positions_table(len(w), d, f), "multiplied"),
+}
+
+
+@pytest.mark.parametrize("name", ADD_WRONG)
+def test_add_positions_checker_fails_wrong_answers(name, capsys):
+    wrong, hint = ADD_WRONG[name]
+    result = check_add_positions(wrong)
+    assert not result and result.hint != ADD_HINT
     assert hint in capsys.readouterr().out
 
 
-def test_add_positions_checker_passes_the_solution():
+def test_add_positions_checker_passes_right_answers():
     assert check_add_positions(add_solution)
-    assert check_add_positions(lambda w, d: add_solution(w, d).double().numpy())
+    assert check_add_positions(add_with_offset)
+    assert check_add_positions(add_by_slicing)
+
+
+def test_add_positions_checker_fails_the_two_argument_answer_of_the_first_edition(capsys):
+    result = check_add_positions(lambda w, d: add_solution(w, d))
+    assert not result and result.reason == "raised"
+
+
+def test_add_positions_checker_fails_an_answer_that_calls_the_library_module(capsys):
+    def with_the_module(words, d_model, first=0):
+        return pe.SinusoidalPositionalEncoding(d_model)(pe.embed_words(words, d_model), offset=first)
+
+    result = check_add_positions(with_the_module)
+    assert not result and result.reason == "calls the library"
+    assert "SinusoidalPositionalEncoding" in capsys.readouterr().out

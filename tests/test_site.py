@@ -47,6 +47,12 @@ def test_solution_code_shows_no_nbgrader_markers(html):
         assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text, page
 
 
+def test_an_exercise_without_a_body_has_no_empty_strip(html):
+    page = (html / "book" / "10_interview_questions.html").read_text()
+    assert page.count('class="exercise admonition') >= 10  # the chapter's questions are in their titles
+    assert not re.search(r'<section id="exercise-content">\s*</section>', page)
+
+
 def test_every_page_has_its_own_meta_description(html):
     descriptions = {}
     for page in site_check.html_pages(html):

@@ -4,7 +4,9 @@ Reading (the notebooks stay as they are; only the site changes):
 
 * the set-up cell (stamped by tools/setup_cell.py with ``metadata.posenc.site_note``) is
   replaced by its one-sentence note for Colab readers;
-* solution code does not show nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines.
+* solution code does not show nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines;
+* an exercise whose question is all in its title gets no empty body (sphinx-exercise writes an
+  empty content section, which the theme draws as a strip under the title).
 
 Writing each page:
 
@@ -429,10 +431,19 @@ def _figures_as_svg(app: Any, config: Any) -> None:
     os.environ.setdefault("POSENC_FIGURE_FORMAT", "svg")
 
 
+def _on_doctree_resolved(app: Any, doctree: Any, docname: str) -> None:
+    from docutils import nodes
+
+    for section in list(doctree.findall(nodes.section)):
+        if "exercise-content" in section["ids"] and not section.children:
+            section.parent.remove(section)
+
+
 def setup(app: Any) -> dict[str, Any]:
     _register_bibliography_style()
     app.connect("config-inited", _figures_as_svg)
     app.connect("doctree-read", _on_doctree_read)
+    app.connect("doctree-resolved", _on_doctree_resolved)
     app.connect("html-page-context", _on_page_context, priority=900)  # after the extensions that add scripts
     # after the theme writes its final pygments.css (pydata-sphinx-theme does that at build-finished)
     app.connect("build-finished", _on_build_finished, priority=900)

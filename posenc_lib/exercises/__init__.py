@@ -9,7 +9,7 @@ A notebook calls a checker right after the student's cell, e.g.
 
 from ._core import Case, CheckResult, Diagnosis, LibraryCallError, arrays_close, check_function, library_unavailable
 from .alibi import check_alibi_slopes
-from .analogy import check_add_positions
+from .analogy import check_add_positions, check_position_share
 from .experiments import check_directional_alibi, check_interpolate
 from .extension import check_llama3_groups, check_ntk_frequencies, check_t5_bucket
 from .learned import check_position_lookup
@@ -31,3 +31,4 @@ __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_t5_bucket"]
 __all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
 __all__ += ["check_add_positions", "check_position_lookup", "check_shift_matrix", "check_sinusoidal"]
+__all__ += ["check_position_share"]

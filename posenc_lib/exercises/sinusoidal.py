@@ -2,8 +2,10 @@
 
 - :func:`check_sinusoidal`: ``fn(seq_len, d_model)`` returns the interleaved
   sinusoidal table ``(s, d)`` (numpy or torch), for any ``d`` including odd.
-- :func:`check_shift_matrix`: ``fn(k, d_model)`` returns the ``(d, d)`` matrix
-  ``M_k`` with ``PE(p + k) = M_k @ PE(p)`` for every position ``p`` (even ``d``).
+- :func:`check_shift_matrix`: ``fn(delta, d_model)`` returns the ``(d, d)`` matrix
+  ``M_Δ`` with ``PE(p + Δ) = M_Δ @ PE(p)`` for every position ``p`` (even ``d``), in the
+  *concatenated* layout (all sines, then all cosines) of tensor2tensor and fairseq; the
+  chapter shows the interleaved one, so the answer is a step it does not show.
 
 The references are computed here from the formulas, in float64; the student's answer runs with
 posenc_lib's sinusoidal table, frequencies and shift matrix switched off (see ``_core``).
@@ -50,8 +52,8 @@ def _table(
 ) -> np.ndarray:
     """An interleaved table with one thing changed; the typical wrong answers are built from it.
 
-    ``exponent(k, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
-    pair ``k`` (right answer: ``2k / d``); ``cos_exponent`` the same for the cosine column.
+    ``exponent(ℓ, d)`` gives the power of ``BASE`` dividing the angle for the sine column of
+    pair ``ℓ`` (right answer: ``2ℓ / d``); ``cos_exponent`` the same for the cosine column.
     """
     exponent = exponent or (lambda k, d: 2 * k / d)
     cos_exponent = cos_exponent or exponent
@@ -71,17 +73,17 @@ def _table(
 
 SINUSOIDAL_DIAGNOSES = [
     Diagnosis(
-        "your exponent is off by one pair: pair k = 0 must have frequency 1 (wavelength 2*pi), i.e. "
-        "omega_k = 10000^(-2k/d) with k starting at 0, not 10000^(-2(k+1)/d).",
+        "your exponent is off by one pair: pair l = 0 must have frequency 1 (wavelength 2*pi), i.e. "
+        "θ_l = 10000^(-2l/d) with l starting at 0, not 10000^(-2(l+1)/d).",
         lambda s, d: _table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
     ),
     Diagnosis(
-        "the cosine column 2k+1 must use the SAME frequency as the sine column 2k: omega_k = 10000^(-2k/d). "
-        "You used the odd column's own index, 10000^(-(2k+1)/d).",
+        "the cosine column 2l+1 must use the SAME frequency as the sine column 2l: θ_l = 10000^(-2l/d). "
+        "You used the odd column's own index, 10000^(-(2l+1)/d).",
         lambda s, d: _table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
     ),
     Diagnosis(
-        "you doubled the index: with c = 2k the column index, the exponent is c/d = 2k/d, not 2c/d = 4k/d "
+        "you doubled the index: with c = 2l the column index, the exponent is c/d = 2l/d, not 2c/d = 4l/d "
         "(writing 2i with i already the column index is the classic mix-up).",
         lambda s, d: _table(s, d, exponent=lambda k, d: 4 * k / d),
     ),
@@ -92,7 +94,7 @@ SINUSOIDAL_DIAGNOSES = [
     ),
     Diagnosis(
         "these are the right numbers in the concatenated layout [all sines | all cosines]; "
-        "this exercise asks for the interleaved one: column 2k = sin, column 2k+1 = cos.",
+        "this exercise asks for the interleaved one: column 2l = sin, column 2l+1 = cos.",
         lambda s, d: _table(s, d, concatenated=True),
     ),
     Diagnosis(
@@ -105,14 +107,14 @@ SINUSOIDAL_DIAGNOSES = [
         lambda s, d: _table(s, d + 1) if d % 2 else None,
     ),
     Diagnosis(
-        "the exponent's sign is flipped: omega_k = 10000^(-2k/d) shrinks with k (angle p / 10000^(2k/d)); "
-        "you multiplied p by 10000^(2k/d).",
+        "the exponent's sign is flipped: θ_l = 10000^(-2l/d) shrinks with l (angle p / 10000^(2l/d)); "
+        "you multiplied p by 10000^(2l/d).",
         lambda s, d: _table(s, d, exponent=lambda k, d: -2 * k / d),
     ),
 ]
 
 SINUSOIDAL_HINT = (
-    "row p, column 2k is sin(p * omega_k), column 2k+1 is cos(p * omega_k), omega_k = 10000^(-2k/d); "
+    "row p, column 2l is sin(p * θ_l), column 2l+1 is cos(p * θ_l), θ_l = 10000^(-2l/d); "
     "for odd d the last column is a sine."
 )
 
@@ -137,90 +139,116 @@ def check_sinusoidal(fn: Callable[[int, int], Any]) -> CheckResult:
     )
 
 
-def _omega(d_model: int, *, first_pair: int = 0) -> np.ndarray:
-    """``10000^(-2j/d)`` for the ``d/2`` pairs ``j = first_pair, first_pair + 1, ...``."""
+def _theta(d_model: int, *, first_pair: int = 0) -> np.ndarray:
+    """``θ_ℓ = 10000^(-2ℓ/d)`` for the ``d/2`` pairs ``ℓ = first_pair, first_pair + 1, ...``."""
     return BASE ** (-2.0 * (np.arange(d_model // 2) + first_pair) / d_model)
 
 
 def _block_rotation(
-    k: float, d_model: int, omega: np.ndarray, *, sign: float = 1.0, mirror: float = -1.0
+    delta: float, d_model: int, theta: np.ndarray, *, sign: float = 1.0, mirror: float = -1.0
 ) -> np.ndarray:
-    """Block-diagonal matrix of 2x2 blocks [[cos, sign*sin], [mirror*sign*sin, cos]] of angle k * omega_j.
+    """Block-diagonal matrix of 2x2 blocks [[cos, sign*sin], [mirror*sign*sin, cos]] of angle Δ θ_ℓ.
 
-    With the defaults this is ``M_k``: ``sin(a + b) = sin a cos b + cos a sin b`` and
-    ``cos(a + b) = cos a cos b - sin a sin b`` for the pair ``(sin a, cos a)``, ``b = k omega_j``.
+    With the defaults this is the interleaved ``M_Δ``: ``sin(a + b) = sin a cos b + cos a sin b`` and
+    ``cos(a + b) = cos a cos b - sin a sin b`` for the pair ``(sin a, cos a)``, ``b = Δ θ_ℓ``.
     """
     matrix = np.zeros((d_model, d_model))
-    for j, w in enumerate(omega):
-        c, s = np.cos(k * w), np.sin(k * w)
-        matrix[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, sign * s], [mirror * sign * s, c]]
+    for pair, frequency in enumerate(theta):
+        c, s = np.cos(delta * frequency), np.sin(delta * frequency)
+        matrix[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = [[c, sign * s], [mirror * sign * s, c]]
     return matrix
 
 
-def _shift(k: float, d_model: int) -> np.ndarray:
-    return _block_rotation(k, d_model, _omega(d_model))
+def _shift(delta: float, d_model: int) -> np.ndarray:
+    """The interleaved ``M_Δ`` (the chapter shows it; the exercise asks for the concatenated one)."""
+    return _block_rotation(delta, d_model, _theta(d_model))
 
 
-def _concatenated_shift(k: float, d_model: int) -> np.ndarray:
-    order = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])  # interleaved -> concatenated
-    return _shift(k, d_model)[np.ix_(order, order)]
+def _to_concatenated(d_model: int) -> np.ndarray:
+    """Column order ``[0, 2, 4, ..., 1, 3, 5, ...]``: ``concatenated = interleaved[:, order]``."""
+    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+
+
+def _permuted(matrix: np.ndarray, rows: np.ndarray | None, columns: np.ndarray | None) -> np.ndarray:
+    """``matrix`` with its rows and/or columns taken in the given orders."""
+    if rows is not None:
+        matrix = matrix[rows]
+    if columns is not None:
+        matrix = matrix[:, columns]
+    return matrix
+
+
+def _concatenated_shift(delta: float, d_model: int) -> np.ndarray:
+    """``M_Δ`` of the concatenated layout: the interleaved one with rows and columns reordered, ``P M_Δ P^T``."""
+    order = _to_concatenated(d_model)
+    return _permuted(_shift(delta, d_model), order, order)
 
 
 SHIFT_DIAGNOSES = [
     Diagnosis(
-        "your matrix shifts the wrong way: it maps PE(p) to PE(p - k). Apply the angle-addition formulas "
-        "to sin(a + b) and cos(a + b) again; the sign of the sin(b) entries decides the direction.",
-        lambda k, d: _shift(-k, d),
+        "this is M_Δ of the interleaved layout (2x2 blocks on the diagonal). In the concatenated layout the "
+        "sine of pair l sits in column l and its cosine in column d/2 + l: reorder the rows AND the columns.",
+        lambda delta, d: _shift(delta, d) if d > 2 else None,
     ),
     Diagnosis(
-        "every pair rotates by its own angle k * omega_j with omega_j = 10000^(-2j/d); you used k for all of them.",
-        lambda k, d: _block_rotation(k, d, np.ones(d // 2)),
+        "you reordered only the rows of the interleaved M_Δ. The layout reorders both the vector M_Δ "
+        "produces (its rows) and the vector it acts on (its columns): P M_Δ P^T.",
+        lambda delta, d: _permuted(_shift(delta, d), _to_concatenated(d), None) if d > 2 else None,
     ),
     Diagnosis(
-        "off by one pair in the frequency: pair j = 0 has omega_0 = 1, so use 10000^(-2j/d), not 10000^(-2(j+1)/d).",
-        lambda k, d: _block_rotation(k, d, _omega(d, first_pair=1)),
+        "you reordered only the columns of the interleaved M_Δ. The layout reorders both the vector M_Δ "
+        "acts on (its columns) and the vector it produces (its rows): P M_Δ P^T.",
+        lambda delta, d: _permuted(_shift(delta, d), None, _to_concatenated(d)) if d > 2 else None,
     ),
     Diagnosis(
-        "this matrix works for the concatenated layout (sines first, then cosines); the table here is interleaved, "
-        "so the 2x2 blocks sit on the diagonal at rows/columns (2j, 2j+1).",
-        _concatenated_shift,
+        "you used the inverse order: interleaved_to_concatenated_permutation gives, for each column of the "
+        "concatenated table, the interleaved column it comes from; take rows and columns in that order.",
+        lambda delta, d: _permuted(_shift(delta, d), *(2 * [np.argsort(_to_concatenated(d))])) if d > 4 else None,
     ),
     Diagnosis(
-        "your matrix does not depend on k: it is the identity, which is M_0 only. For k != 0 block j rotates "
-        "the pair by the angle k * omega_j.",
-        lambda k, d: np.eye(d),
+        "your matrix shifts the wrong way: it maps PE(p) to PE(p - Δ). The sin(Δ θ_l) entry in the sine's "
+        "row must be positive: sin(a + b) = sin a cos b + cos a sin b.",
+        lambda delta, d: _concatenated_shift(-delta, d) if delta else None,
     ),
     Diagnosis(
-        "your 2x2 blocks are not rotations: the two sin(k w_j) entries must have opposite signs "
-        "(write out sin(a + b) and cos(a + b) and read off the coefficients of sin a and cos a).",
-        lambda k, d: _block_rotation(k, d, _omega(d), mirror=1.0),
+        "every pair turns by its own angle Δ θ_l with θ_l = 10000^(-2l/d); you used Δ for all of them.",
+        lambda delta, d: _permuted(_block_rotation(delta, d, np.ones(d // 2)), *(2 * [_to_concatenated(d)])),
+    ),
+    Diagnosis(
+        "your matrix does not depend on Δ: it is the identity, which is M_0 only.",
+        lambda delta, d: np.eye(d),
     ),
 ]
 
 SHIFT_HINT = (
-    "M_k is block-diagonal; block j acts on (sin(p w_j), cos(p w_j)) and is a 2x2 rotation by the "
-    "angle k * w_j that does not depend on p. Write sin(a + b) and cos(a + b) with a = p w_j, b = k w_j."
+    "in the concatenated layout PE(p) = [sin(p θ) | cos(p θ)], so M_Δ = [[C, S], [-S, C]] "
+    "with the diagonal matrices C = diag(cos(Δ θ_l)) and S = diag(sin(Δ θ_l)); equivalently "
+    "the interleaved M_Δ with its rows and its columns reordered."
 )
 
 
 def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
-    """Check ``fn(k, d_model) -> (d, d)`` is the matrix with ``PE(p + k) = M_k @ PE(p)`` for every ``p``.
+    """Check ``fn(delta, d_model) -> (d, d)``: ``PE(p + Δ) = M_Δ PE(p)`` in the concatenated layout (even ``d``).
 
-    The rows of a sinusoidal table span the whole space, so this matrix is unique; the reference is
-    built from the angle-addition formulas. The answer runs with :func:`posenc_lib.shift_matrix`
-    switched off.
+    The concatenated table is the interleaved one with its columns in the order ``P`` gives, so
+    its shift matrix is the interleaved ``M_Δ`` with rows and columns reordered, ``P M_Δ P^T``
+    (unique, as the rows of the table span the space). The answer runs with
+    :func:`posenc_lib.shift_matrix` switched off.
     """
     arguments = [
-        (1, 2, ""),
+        (1, 2, "d_model = 2: one pair, the same in both layouts."),
         (3, 4, ""),
-        (0, 6, "k = 0: M_0 is the identity."),
-        (-2, 8, "a negative k shifts towards earlier positions: the same blocks with angle k * w_j < 0."),
+        (0, 6, "Δ = 0: M_0 is the identity."),
+        (-2, 8, "a negative Δ shifts towards earlier positions: angles Δ θ_l < 0."),
         (5, 16, ""),
         (7, 64, ""),
     ]
-    cases = [Case(f"k={k}, d_model={d}", (k, d), {}, _shift(k, d), hint) for k, d, hint in arguments]
+    cases = [
+        Case(f"delta={delta}, d_model={d}", (delta, d), {}, _concatenated_shift(delta, d), hint)
+        for delta, d, hint in arguments
+    ]
     return check_function(
-        "Shift matrix M_k",
+        "Shift matrix M_Δ, concatenated layout",
         fn,
         cases,
         hint=SHIFT_HINT,
