@@ -11,7 +11,7 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-session test-fast lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-session test-units test-fast screenshots lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
@@ -19,6 +19,7 @@ help:
 	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
 	@echo "                 checks of the website, Lighthouse on three pages, nbgrader on every chapter"
 	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
+	@echo "make screenshots - build the website and write a screenshot of every page at 1366 and 390 px to test-artifacts/screenshots"
 	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"
 	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; fails below the targets"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
@@ -70,20 +71,31 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
 
-# Two jobs at a time (2 cores): pip and `npm ci` side by side, then lint beside the tests. In the tests,
-# nbval executes each notebook once (first in the session) and the website is built from the outputs of
-# that run; nbgrader's round trip (the solutions and the student releases) runs in the background
-# (tests/conftest.py)
+# Three jobs side by side on 2 cores (make -j3 --output-sync: each job's report is printed whole when it
+# ends): lint; the session of the notebooks and the website (test-session: nbval executes each notebook
+# once, first, and the website is built from that run's outputs; nbgrader's round trip on every chapter
+# runs in the background from the start; Lighthouse runs last, once that session's other work is done;
+# tests/conftest.py); and every other test (test-units, at a lower priority so the session's chain of
+# steps keeps a core). Before them, pip and `npm ci` run side by side.
 test: prerequisites
-	@$(MAKE) --no-print-directory -j2 lint test-session
+	@$(MAKE) --no-print-directory -j2 $(STAMP) assets
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-session test-units
 
+SESSION_TESTS := nbval or book or nbgrader
 test-session: $(STAMP) assets
-	$(BIN)/python -m pytest --nbval --nbval-current-env tests book
+	$(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
+
+test-units: $(STAMP)
+	nice -n 5 $(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
 # served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json
 audit: book
 	$(BIN)/python tools/lighthouse_audit.py _build/html --json test-artifacts/lighthouse-audit.json
+
+# a full-page screenshot of every page of the freshly built website at 1366 and 390 px, to look at
+screenshots: book
+	$(BIN)/python tools/site_check.py _build/html --screenshots test-artifacts/screenshots
 
 # the library's unit tests: the tests not marked `slow` (pyproject.toml); no notebook, npm or browser
 test-fast: $(STAMP)

@@ -130,13 +130,16 @@ def _uses(item: pytest.Item, fixture: str) -> bool:
 
 
 def _sort_key(item: pytest.Item) -> int:
-    """nbval's cells first; then the tests that do not need the website (while it is built in the background);
-    then those that do; Lighthouse last."""
+    """nbval's cells first; then the tests that need neither the website nor nbgrader (while both are made in
+    the background); then those that need the website (built right after nbval); then those that read the
+    nbgrader round trip (started with the session, it finishes last); Lighthouse last of all."""
     if isinstance(item, IPyNbCell):
         return 0
     if item.path.name == "test_lighthouse.py":
+        return 4
+    if _uses(item, "nbgrader_course"):
         return 3
-    return 2 if _uses(item, "built_site") or item.get_closest_marker("book") else 1
+    return 2 if _uses(item, "built_site") else 1
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's -m selection reads the markers
@@ -144,11 +147,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if isinstance(item, IPyNbCell):
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.nbval)
             # images are not compared (PNG already is not): the stored notebooks hold PNG, this run draws SVG
             if "image/svg+xml" not in item.parent.skip_compare:
                 item.parent.skip_compare += ("image/svg+xml",)
         elif _uses(item, "built_site") or _uses(item, "nbgrader_course") or item.get_closest_marker("book"):
-            if not _uses(item, "nbgrader_course"):
+            if _uses(item, "nbgrader_course"):
+                item.add_marker(pytest.mark.nbgrader)
+            else:
                 item.add_marker(pytest.mark.book)
             item.add_marker(pytest.mark.slow)
     items.sort(key=_sort_key)  # a stable sort keeps the order within each group

@@ -379,9 +379,9 @@ def inspect_page(
                 if "context was destroyed" not in str(error) or attempt == 2:
                     raise
                 page.wait_for_load_state("load")
-        page.wait_for_load_state("networkidle")
         problems += problems_of(report, phone=phone)
         if screenshot is not None:
+            page.wait_for_load_state("networkidle")  # late images and fonts are in the picture
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)
     finally:
