@@ -132,10 +132,11 @@ def _uses(item: pytest.Item, fixture: str) -> bool:
 def _sort_key(item: pytest.Item) -> int:
     """nbval's cells first; then the tests that need neither the website nor nbgrader (while both are made in
     the background); then those that need the website (built right after nbval); then those that read the
-    nbgrader round trip (started with the session, it finishes last); Lighthouse last of all."""
+    nbgrader round trip (started with the session, it finishes last); the speed measurements (Lighthouse)
+    last of all, when nothing else runs."""
     if isinstance(item, IPyNbCell):
         return 0
-    if item.path.name == "test_lighthouse.py":
+    if _uses(item, "quiet_machine"):
         return 4
     if _uses(item, "nbgrader_course"):
         return 3

@@ -46,7 +46,11 @@ def test_three_pages_meet_the_lighthouse_thresholds(site):
     assert not failed, f"{failed}\n{lighthouse_audit.HEADER}\n{table}"
 
 
-def test_a_page_with_a_render_blocking_script_fails_the_phone_threshold(site, tmp_path):
+def test_a_page_with_a_render_blocking_script_fails_the_phone_threshold(built_site, tmp_path):
+    # a control that needs no quiet machine: the 2 MB script alone keeps the simulated phone far below the
+    # threshold (it runs beside other tests, and other work can only lower a score further)
+    assert built_site.ok, built_site.log_tail()
+    site = built_site.html
     for entry in site.iterdir():
         (tmp_path / entry.name).symlink_to(entry)
     (tmp_path / "book").unlink()

@@ -83,6 +83,7 @@ def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
         "--output=json",
         "--output-path=stdout",
         "--quiet",
+        "--disable-full-page-screenshot",  # a picture of the whole page for the HTML report, which is not written
         f"--only-categories={','.join(CATEGORIES)}",
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking",
     ]

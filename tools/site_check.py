@@ -324,9 +324,10 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
 
 
 def inspect_page(
-    context, url: str, *, phone: bool, screenshot: pathlib.Path | None = None
+    context, url: str, *, phone: bool, screenshot: pathlib.Path | None = None, full_page: bool = True
 ) -> tuple[list[Problem], dict]:
-    """Open `url` in `context`; return (problems found, what the page reported)."""
+    """Open `url` in `context`; return (problems found, what the page reported). With `screenshot`, a
+    picture of the whole page (or, with ``full_page=False``, of the first screen) is written there."""
     from playwright.sync_api import Error as PlaywrightError
 
     problems: list[Problem] = []
@@ -383,7 +384,7 @@ def inspect_page(
         if screenshot is not None:
             page.wait_for_load_state("networkidle")  # late images and fonts are in the picture
             screenshot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(screenshot), full_page=True)
+            page.screenshot(path=str(screenshot), full_page=full_page)
     finally:
         page.close()
     return problems, report
@@ -470,22 +471,27 @@ def check_site(
     pages: list[str] | None = None,
     *,
     screenshots: pathlib.Path | None = None,
-    navigation: bool = False,
+    full_page: bool = True,
+    navigation: bool | list[str] = False,
 ) -> list[PageReport]:
     """Every page (or `pages`) at both widths; one report per page and width (desktop first).
 
-    The two widths are checked side by side, each in its own browser (a machine has two cores).
+    `navigation`: click the navigation buttons on every chapter page (True) or on these pages. With
+    `screenshots`, a picture of each page at each width (the whole page, or the first screen with
+    ``full_page=False``) goes there. The two widths are checked side by side, each in its own browser
+    (a machine has two cores).
     """
+    pages = pages or html_pages(html)
+    clicked = [p for p in pages if p.startswith("book/")] if navigation is True else list(navigation or [])
     with serve(html) as base, concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         jobs = [
-            pool.submit(_check_width, base, pages or html_pages(html), phone, screenshots, navigation)
-            for phone in (False, True)
+            pool.submit(_check_width, base, pages, phone, screenshots, full_page, clicked) for phone in (False, True)
         ]
         return [report for job in jobs for report in job.result()]
 
 
 def _check_width(
-    base: str, pages: list[str], phone: bool, screenshots: pathlib.Path | None, navigation: bool
+    base: str, pages: list[str], phone: bool, screenshots: pathlib.Path | None, full_page: bool, clicked: list[str]
 ) -> list[PageReport]:
     reports = []
     width = (PHONE if phone else DESKTOP)["width"]
@@ -493,8 +499,8 @@ def _check_width(
         context = new_context(instance, phone=phone)
         for relative in pages:
             shot = screenshot_path(screenshots, relative, f"-{width}") if screenshots else None
-            problems, raw = inspect_page(context, base + relative, phone=phone, screenshot=shot)
-            if navigation and relative.startswith("book/"):
+            problems, raw = inspect_page(context, base + relative, phone=phone, screenshot=shot, full_page=full_page)
+            if relative in clicked:
                 problems += check_navigation(context, base + relative, phone=phone)
             reports.append(PageReport(relative, width, problems, raw))
         context.close()
