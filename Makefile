@@ -75,8 +75,8 @@ lint: $(STAMP)
 # ends): lint; the session of the notebooks and the website (test-session: nbval executes each notebook
 # once, first, and the website is built from that run's outputs; nbgrader's round trip on every chapter
 # runs in the background from the start; Lighthouse runs last, once that session's other work is done;
-# tests/conftest.py); and every other test (test-units, at a lower priority so the session's chain of
-# steps keeps a core). Before them, pip and `npm ci` run side by side.
+# tests/conftest.py); and every other test (test-units, done in a few minutes, long before Lighthouse).
+# Before them, pip and `npm ci` run side by side.
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 $(STAMP) assets
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-session test-units
@@ -86,7 +86,7 @@ test-session: $(STAMP) assets
 	$(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
 
 test-units: $(STAMP)
-	nice -n 5 $(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests
+	$(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
 # served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json

@@ -10,12 +10,13 @@ outputs of the teaching cells included.
 from __future__ import annotations
 
 import contextlib
+import pathlib
 
 import nbformat
 import pytest
 
-from _nbgrader_course import LIBRARY_ANSWERS, library_answer, ms
-from book_files import toc_chapters
+from _nbgrader_course import LIBRARY_ANSWERS, STUDENTS, library_answer, ms
+from book_files import ROOT, toc_chapters
 
 pytestmark = pytest.mark.slow  # generate_assignment and autograde on every chapter: minutes
 
@@ -26,7 +27,28 @@ CHAPTERS = [path.stem for path, _ in toc_chapters()]
 def graded(nbgrader_course):
     """The round trip (started in the background when the session starts, see tests/conftest.py)."""
     print(f"\nnbgrader round trip: {nbgrader_course.seconds:.0f} s for generate_assignment + autograde")
+    write_score_table(nbgrader_course, ROOT / "test-artifacts" / "nbgrader-scores.md")
     return nbgrader_course
+
+
+def write_score_table(graded, path: pathlib.Path) -> None:
+    """The autograded points of each submission per chapter, and the manually graded points waiting."""
+    lines = [
+        "| chapter | untouched | solutions | library calls | manual points (waiting) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for chapter in CHAPTERS:
+        cells = []
+        for student in STUDENTS:
+            if (chapter, student) in graded.grades:
+                score, maximum = graded.autograded(chapter, student)
+                cells.append(f"{score:g} / {maximum:g}")
+            else:
+                cells.append("—")
+        manual = sum(g.max_score for g in graded.grades[chapter, "solutions"] if not g.test)
+        lines.append(f"| {chapter} | {' | '.join(cells)} | {manual:g} |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def test_every_chapter_was_released_and_graded(graded):
@@ -61,7 +83,16 @@ def test_every_chapter_with_an_exercise_the_library_computes_has_a_library_submi
 
 
 @pytest.mark.parametrize(
-    "chapter", ["03_sinusoidal", "04_learned", "05_rope", "06_alibi", "07_beyond_alibi", "10_interview_questions"]
+    "chapter",
+    [
+        "03_sinusoidal",
+        "04_learned",
+        "05_rope",
+        "06_alibi",
+        "07_beyond_alibi",
+        "10_interview_questions",
+        "11_experiments",
+    ],
 )
 def test_answers_that_call_the_library_score_nothing_for_those_exercises(chapter, graded):
     cheated = graded.cheated[chapter]
