@@ -71,8 +71,8 @@ def check_offset(value: object, seq_len: int = 0, name: str = "offset") -> int:
     return value
 
 
-def check_real(name: str, value: object) -> float:
-    """Return ``value`` as a finite ``float`` (Python/NumPy numbers, 0-d real tensors), else raise."""
+def _unwrap_scalar(value: object) -> object:
+    """A 0-d real tensor with a value (not on the meta device) as a Python number; anything else as it is."""
     if (
         isinstance(value, torch.Tensor)
         and value.dim() == 0
@@ -80,7 +80,13 @@ def check_real(name: str, value: object) -> float:
         and value.dtype != torch.bool
         and value.device.type != "meta"
     ):
-        value = value.item()
+        return value.item()
+    return value
+
+
+def check_real(name: str, value: object) -> float:
+    """Return ``value`` as a finite ``float`` (Python/NumPy numbers, 0-d real tensors), else raise."""
+    value = _unwrap_scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
     value = float(value)
@@ -91,14 +97,7 @@ def check_real(name: str, value: object) -> float:
 
 def check_positive_float(name: str, value: object) -> float:
     """Return ``value`` as a ``float`` if it is a finite number > 0 (0-d real tensors too), else raise."""
-    if (
-        isinstance(value, torch.Tensor)
-        and value.dim() == 0
-        and not value.is_complex()
-        and value.dtype != torch.bool
-        and value.device.type != "meta"
-    ):
-        value = value.item()
+    value = _unwrap_scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive number, got {value!r} of type {type(value).__name__}")
     value = float(value)
