@@ -82,11 +82,15 @@ test: prerequisites
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-session test-units
 
 SESSION_TESTS := nbval or book or nbgrader
+# POSENC_QUIET_AFTER: Lighthouse (which measures speed) waits until this file is gone, i.e. until
+# test-units, which runs beside the session, is done (tests/conftest.py, quiet_machine)
+UNITS_RUNNING := $(abspath .test-units-running)
 test-session: $(STAMP) assets
-	$(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
+	POSENC_QUIET_AFTER=$(UNITS_RUNNING) $(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
 
 test-units: $(STAMP)
-	$(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests
+	@touch $(UNITS_RUNNING)
+	@$(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests; status=$$?; rm -f $(UNITS_RUNNING); exit $$status
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
 # served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json

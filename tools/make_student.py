@@ -45,6 +45,9 @@ NBGRADER_CONFIG = """c = get_config()  # noqa: F821  (written by tools/make_stud
 # the release keeps the outputs of the teaching cells, like the student edition (the source notebooks
 # hold no output that a solution computed)
 c.ClearOutput.enabled = False
+# each cell runs in seconds on a quiet machine; a busy one (a class graded side by side) can be many times
+# slower, and nbgrader's default of 30 s per cell would then fail a correct notebook
+c.Execute.timeout = 300
 """
 
 
