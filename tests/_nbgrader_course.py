@@ -1,13 +1,16 @@
 """A real nbgrader round trip on every chapter, built once per test session (tests/test_nbgrader.py reads it).
 
 ``course()`` writes the student edition and the nbgrader course with tools/make_student.py, runs
-``nbgrader generate_assignment`` and then ``nbgrader autograde`` on three submissions per chapter:
+``nbgrader generate_assignment`` and then ``nbgrader autograde`` on two submissions per chapter:
 
-- ``untouched``: the released notebook as a student receives it;
 - ``solutions``: the source notebook, with the solutions;
-- ``library``: the solutions, except that every exercise asking for something posenc_lib computes is
-  answered with a call of that library code (only chapters that have such an exercise).
+- the release as a student receives it: ``untouched``, or, in a chapter with an exercise asking for
+  something posenc_lib computes, ``library``: the release with each such exercise answered by a call
+  of that library code and every other exercise left as its stub. Either must score 0 autograded
+  points. (The stubs of those few exercises are shown to fail by the checkers' unit tests, and the
+  guard that switches the library off is shown to restore it.)
 
+So each chapter's release runs once and its source once: two notebook runs per chapter, not three.
 The chapters are split over two course folders (each with its own gradebook) graded side by side, so
 the round trip uses both cores of the machine ``make test`` runs on.
 """
@@ -31,7 +34,7 @@ import make_student as ms
 from book_files import ROOT
 
 NBGRADER = pathlib.Path(sys.executable).parent / "nbgrader"
-STUDENTS = ("untouched", "solutions", "library")
+STUDENTS = ("untouched", "library", "solutions")
 
 # the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
 # tests/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
@@ -98,7 +101,11 @@ class Course:
         tests = [g for g in self.grades[chapter, student] if g.test]
         return sum(g.score or 0 for g in tests), sum(g.max_score for g in tests)
 
-    def executed(self, chapter: str, student: str = "untouched") -> nbformat.NotebookNode:
+    def released(self, chapter: str) -> str:
+        """The submission made from the chapter's release: ``library`` where some answers call posenc_lib."""
+        return "library" if chapter in self.cheated else "untouched"
+
+    def executed(self, chapter: str, student: str) -> nbformat.NotebookNode:
         """The notebook nbgrader ran for a submission (its outputs are those of the run)."""
         folder = next(p for p in self.root.glob(f"course*/autograded/{student}/{chapter}"))
         return nbformat.read(folder / f"{chapter}.ipynb", as_version=4)
@@ -110,18 +117,26 @@ class Course:
 
 def _submit(course: pathlib.Path, chapter, cheated: dict[str, list[str]]) -> None:
     stem = chapter.path.stem
-    shutil.copytree(course / "release" / stem, course / "submitted" / "untouched" / stem)
     shutil.copytree(course / "source" / stem, course / "submitted" / "solutions" / stem)
-    notebook = nbformat.read(course / "source" / stem / chapter.path.name, as_version=4)
-    labels = []
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and (changed := library_answer(cell.source)) is not None:
-            cell.source = changed
-            labels.append(cell.metadata["nbgrader"]["grade_id"].rsplit("-answer", 1)[0])
-    if labels:
-        cheated[stem] = labels
-        shutil.copytree(course / "source" / stem, course / "submitted" / "library" / stem)
-        nbformat.write(notebook, course / "submitted" / "library" / stem / chapter.path.name)
+    source = nbformat.read(course / "source" / stem / chapter.path.name, as_version=4)
+    answers = {
+        cell.metadata["nbgrader"]["grade_id"]: changed
+        for cell in source.cells
+        if cell.cell_type == "code" and (changed := library_answer(cell.source)) is not None
+    }
+    student = "library" if answers else "untouched"
+    shutil.copytree(course / "release" / stem, course / "submitted" / student / stem)
+    if not answers:
+        return
+    cheated[stem] = [grade_id.rsplit("-answer", 1)[0] for grade_id in answers]
+    release = nbformat.read(course / "release" / stem / chapter.path.name, as_version=4)
+    for cell in release.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers.pop(grade_id)
+            assert "### BEGIN SOLUTION" not in cell.source, cell.source  # the library call is the whole answer
+    assert not answers, f"{stem}: no released answer cell for {sorted(answers)}"
+    nbformat.write(release, course / "submitted" / "library" / stem / chapter.path.name)
 
 
 def _grades(course: pathlib.Path) -> dict[tuple[str, str], list[Grade]]:

@@ -1,10 +1,10 @@
 """The instructor's nbgrader workflow, run for real on every chapter (tests/_nbgrader_course.py).
 
 For each chapter: ``nbgrader generate_assignment`` releases the student version; ``nbgrader autograde``
-scores the untouched release 0 autograded points, the solutions every autograded point, and a
-submission whose answers call the posenc_lib code the exercise asks the student to write 0 for those
-exercises (full points for the others). The release is the student edition plus the locked test cells,
-outputs of the teaching cells included.
+scores the solutions every autograded point and the release 0 autograded points, untouched or, in a
+chapter with an exercise asking for code posenc_lib has, with each such answer written as a call of
+that library code (the checkers switch it off, so the call fails). The release is the student edition
+plus the locked test cells, outputs of the teaching cells included.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def graded(nbgrader_course):
 def write_score_table(graded, path: pathlib.Path) -> None:
     """The autograded points of each submission per chapter, and the manually graded points waiting."""
     lines = [
-        "| chapter | untouched | solutions | library calls | manual points (waiting) |",
+        "| chapter | untouched release | release, library-call answers | solutions | manual points (waiting) |",
         "|---|---:|---:|---:|---:|",
     ]
     for chapter in CHAPTERS:
@@ -54,12 +54,13 @@ def write_score_table(graded, path: pathlib.Path) -> None:
 def test_every_chapter_was_released_and_graded(graded):
     assert sorted({assignment for assignment, _ in graded.grades}) == sorted(CHAPTERS)
     for chapter in CHAPTERS:
-        assert {"untouched", "solutions"} <= {student for assignment, student in graded.grades if assignment == chapter}
+        students = {student for assignment, student in graded.grades if assignment == chapter}
+        assert students == {"solutions", graded.released(chapter)}
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_untouched_release_scores_no_autograded_point(chapter, graded):
-    score, maximum = graded.autograded(chapter, "untouched")
+def test_the_release_scores_no_autograded_point_untouched_or_with_library_calls(chapter, graded):
+    score, maximum = graded.autograded(chapter, graded.released(chapter))
     assert maximum > 0 and score == 0
 
 
@@ -91,10 +92,24 @@ LIBRARY_CHAPTERS = [
 
 
 @pytest.mark.parametrize("chapter", LIBRARY_CHAPTERS)
-def test_answers_that_call_the_library_score_nothing_for_those_exercises(chapter, graded):
+def test_answers_that_call_the_library_score_nothing_because_the_checker_switched_it_off(chapter, graded):
+    assert graded.released(chapter) == "library"
     cheated = graded.cheated[chapter]
-    for grade in (g for g in graded.grades[chapter, "library"] if g.test):
-        assert grade.score == (0 if grade.exercise in cheated else grade.max_score), grade
+    tests = [g for g in graded.grades[chapter, "library"] if g.test and g.exercise in cheated]
+    assert {g.exercise for g in tests} == set(cheated) and all(g.score == 0 for g in tests), tests
+    # each answer ran, and its checker refused the library call (not a stub's NotImplementedError, not a crash)
+    answers = [
+        cell
+        for cell in graded.executed(chapter, "library").cells
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code"
+    ]
+    refused = [
+        cell.metadata["nbgrader"]["grade_id"]
+        for cell in answers
+        if "which this exercise asks you to write yourself" in "".join(o.get("text", "") for o in cell.outputs)
+        and not any(o.output_type == "error" for o in cell.outputs)
+    ]
+    assert sorted(label.rsplit("-answer", 1)[0] for label in refused) == sorted(cheated)
 
 
 def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
