@@ -17,7 +17,7 @@ LINTED := posenc_lib tools bench experiments tests
 help:
 	@echo "make book      - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
-	@echo "                 checks of the website, Lighthouse on three pages, nbgrader on every chapter"
+	@echo "                 checks of the website, Lighthouse on three pages (four runs), nbgrader on every chapter"
 	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
 	@echo "make screenshots - build the website and write a screenshot of every page at 1366 and 390 px to test-artifacts/screenshots"
 	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"

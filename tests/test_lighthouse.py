@@ -1,7 +1,10 @@
-"""Lighthouse on three representative pages (the landing page, chapter 5, chapter 11), as `make audit`
-does on every page: served gzip-compressed from loopback, desktop preset and phone emulation, with
-the thresholds of tools/lighthouse_audit.py (desktop: performance 0.95, accessibility, best
-practices and SEO 1.0; phone: performance 0.85). The rows go to test-artifacts/lighthouse.json.
+"""Lighthouse on three representative pages (the landing page, chapter 5, chapter 11), served
+gzip-compressed from loopback as `make audit` serves every page, with the thresholds of
+tools/lighthouse_audit.py. Each page runs once, on the phone (performance 0.85, and here also
+accessibility, best practices and SEO 1.0, as on the desktop); chapter 5, the page closest to both
+performance thresholds, also runs with the desktop preset (performance 0.95, the rest 1.0). Four runs,
+not six: they run alone at the end of the session (tests/conftest.py), so each costs its whole time;
+`make audit` runs both presets on every page. The rows go to test-artifacts/lighthouse.json.
 
 A control shows the check can fail: the landing page with a 2 MB script that blocks rendering
 scores below the phone threshold.
@@ -21,7 +24,12 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.book
 
-PAGES = ["book/intro.html", "book/05_rope.html", "book/11_experiments.html"]
+RUNS = [
+    ("book/intro.html", "mobile"),
+    ("book/05_rope.html", "mobile"),
+    ("book/05_rope.html", "desktop"),
+    ("book/11_experiments.html", "mobile"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +44,15 @@ def site(built_site, quiet_machine):  # Lighthouse measures speed: nothing else 
 
 
 def test_three_pages_meet_the_lighthouse_thresholds(site):
-    rows = lighthouse_audit.audit(site, PAGES)
+    rows = lighthouse_audit.audit(site, RUNS)
     out = ROOT / "test-artifacts" / "lighthouse.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
-    assert len(rows) == 2 * len(PAGES)
+    assert [(row["page"], row["preset"]) for row in rows] == RUNS
+    # on the phone too: accessibility, best practices and SEO as on the desktop
+    others = {name: low for name, low in lighthouse_audit.THRESHOLDS["desktop"].items() if name != "performance"}
+    for row in (row for row in rows if row["preset"] == "mobile"):
+        row["problems"] += [f"{n} {row['scores'][n]} < {low}" for n, low in others.items() if row["scores"][n] < low]
     failed = {f"{row['page']} ({row['preset']})": row["problems"] for row in rows if row["problems"]}
     table = "\n".join(lighthouse_audit.format_row(row) for row in rows)
     assert not failed, f"{failed}\n{lighthouse_audit.HEADER}\n{table}"

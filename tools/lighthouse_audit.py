@@ -9,7 +9,7 @@ phone on a slow 4G link, simulated). Prints one table and exits 1 when a score i
 performance 0.85. A page whose performance misses its threshold is measured twice more and
 judged on the median of the three runs (Lighthouse's own advice for noisy machines).
 
-`make audit` runs it on every page; `make test` (tests/test_lighthouse.py) on three.
+`make audit` runs it on every page; `make test` (tests/test_lighthouse.py) on three pages, four runs.
 Python's http.server sends nothing compressed, so the pages are served here by a small handler
 that gzips text (HTML, CSS, JavaScript, SVG, JSON), as every static host does.
 """
@@ -123,23 +123,22 @@ def below(preset: str, scores: dict[str, float]) -> list[str]:
     ]
 
 
-def audit(html: pathlib.Path, pages: list[str]) -> list[dict[str, Any]]:
-    """Every page with both presets; performance is the median of three runs when one run misses."""
+def audit(html: pathlib.Path, jobs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Each (page, preset) in `jobs`; performance is the median of three runs when one run misses."""
     rows = []
     with site_check.serve(html, GzipHandler) as base:
-        for page in pages:
-            for preset in PRESETS:
-                runs = [summary(run_lighthouse(base + page, preset))]
-                if any(n.startswith("performance") for n in below(preset, runs[0]["scores"])):
-                    runs += [summary(run_lighthouse(base + page, preset)) for _ in range(RETRIES)]
-                row = dict(runs[0])
-                performance = [run["scores"]["performance"] for run in runs]
-                row["scores"] = dict(row["scores"], performance=statistics.median(performance))
-                row.update(
-                    page=page, preset=preset, performance_runs=performance, problems=below(preset, row["scores"])
-                )
-                rows.append(row)
-                print(format_row(row), flush=True)
+        for page, preset in jobs:
+            if preset not in PRESETS:
+                raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+            runs = [summary(run_lighthouse(base + page, preset))]
+            if any(n.startswith("performance") for n in below(preset, runs[0]["scores"])):
+                runs += [summary(run_lighthouse(base + page, preset)) for _ in range(RETRIES)]
+            row = dict(runs[0])
+            performance = [run["scores"]["performance"] for run in runs]
+            row["scores"] = dict(row["scores"], performance=statistics.median(performance))
+            row.update(page=page, preset=preset, performance_runs=performance, problems=below(preset, row["scores"]))
+            rows.append(row)
+            print(format_row(row), flush=True)
     return rows
 
 
@@ -168,7 +167,7 @@ def main(argv: list[str]) -> int:
     if not (args.html / "index.html").exists():
         parser.error(f"{args.html} is not a built site (no index.html); run `make book` first")
     print(HEADER, flush=True)
-    rows = audit(args.html, args.pages or site_pages(args.html))
+    rows = audit(args.html, [(page, preset) for page in args.pages or site_pages(args.html) for preset in PRESETS])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1))
