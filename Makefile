@@ -6,6 +6,10 @@ STAMP  := $(VENV)/.installed
 # the notebooks' kernel must be the environment's Python, not whatever is first on PATH
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Python caches the bytecode of what it imports (the install skips compiling, --no-compile below): where
+# PYTHONDONTWRITEBYTECODE is set, every process (each notebook kernel, nbgrader, Sphinx) would compile
+# torch and the rest again from source: `import torch` took 3.4 s instead of 1.9 s
+unexport PYTHONDONTWRITEBYTECODE
 
 REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject.toml
 # the Python code that `make lint` checks
