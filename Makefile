@@ -84,9 +84,9 @@ lint: $(STAMP)
 # once, first, and the website is built from that run's outputs; nbgrader's round trip on every chapter
 # runs in the background from the start; Lighthouse runs last, once that session's other work is done;
 # tests/conftest.py); and every other test (test-units, done in a few minutes, long before Lighthouse).
-# Before them, pip and `npm ci` run side by side.
+# The environment (uv, about 15 s) and `npm ci` (about 30 s) start side by side; lint and test-units
+# need only the environment, so they start while npm is still installing; test-session needs both.
 test: prerequisites
-	@$(MAKE) --no-print-directory -j2 $(STAMP) assets
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-session test-units
 
 SESSION_TESTS := nbval or book or nbgrader
