@@ -1,23 +1,29 @@
 """A real nbgrader round trip on every chapter, built once per test session (tests/test_nbgrader.py reads it).
 
 ``course()`` writes the student edition and the nbgrader course with tools/make_student.py, runs
-``nbgrader generate_assignment`` and then ``nbgrader autograde`` on two submissions per chapter:
+``nbgrader generate_assignment`` and then ``nbgrader autograde`` on the release as a student receives
+it: ``untouched``, or, in a chapter with an exercise asking for something posenc_lib computes,
+``library``: the release with each such exercise answered by a call of that library code and every
+other exercise left as its stub. Either must score 0 autograded points. (The stubs of those few
+exercises are shown to fail by the checkers' unit tests, and the guard that switches the library off is
+shown to restore it.)
 
-- ``solutions``: the source notebook, with the solutions;
-- the release as a student receives it: ``untouched``, or, in a chapter with an exercise asking for
-  something posenc_lib computes, ``library``: the release with each such exercise answered by a call
-  of that library code and every other exercise left as its stub. Either must score 0 autograded
-  points. (The stubs of those few exercises are shown to fail by the checkers' unit tests, and the
-  guard that switches the library off is shown to restore it.)
+``grade_solutions()`` then autogrades the ``solutions``: the source notebook, with the solutions. Where
+this session's nbval ran the chapter, it also ran the chapter's locked test cells, each right after
+its answer (tests/conftest.py), so that run is a run of the source notebook: nbgrader grades its
+outputs as they are (``--Execute.enabled=False``) instead of executing the chapter a second time.
+Otherwise nbgrader executes the solutions itself. Beside them, a ``broken`` copy of one chapter's
+graded notebook, with one test cell's output replaced by an error, shows that such grading can fail.
 
-So each chapter's release runs once and its source once: two notebook runs per chapter, not three.
-The chapters are split over two course folders (each with its own gradebook) graded side by side, so
-the round trip uses both cores of the machine ``make test`` runs on.
+So each chapter's release runs once (here) and its source once (nbval's run, or here). The chapters
+are split over two course folders (each with its own gradebook) graded side by side, so the round
+trip uses both cores of the machine ``make test`` runs on.
 """
 
 from __future__ import annotations
 
 import atexit
+import copy
 import os
 import pathlib
 import re
@@ -26,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nbformat
 
@@ -35,6 +41,7 @@ from book_files import ROOT
 
 NBGRADER = pathlib.Path(sys.executable).parent / "nbgrader"
 STUDENTS = ("untouched", "library", "solutions")
+BROKEN = "broken"  # a solutions notebook with one test cell's output an error (grade_solutions)
 
 # the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
 # tests/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
@@ -96,6 +103,11 @@ class Course:
     grades: dict[tuple[str, str], list[Grade]]  # (assignment, student) -> grades
     cheated: dict[str, list[str]]  # assignment -> labels of the exercises answered with a library call
     seconds: float  # wall time of generate_assignment + autograde
+    folders: list[pathlib.Path]  # the course folders
+    groups: list[list]  # the chapters of each folder
+    env: dict[str, str]  # the environment the nbgrader commands run in
+    from_nbval: list[str] = field(default_factory=list)  # chapters whose solutions were graded from nbval's run
+    broken: str | None = None  # the chapter of the BROKEN submission
 
     def autograded(self, chapter: str, student: str) -> tuple[float, float]:
         tests = [g for g in self.grades[chapter, student] if g.test]
@@ -116,8 +128,8 @@ class Course:
 
 
 def _submit(course: pathlib.Path, chapter, cheated: dict[str, list[str]]) -> None:
+    """The release's submission (the solutions are submitted by grade_solutions)."""
     stem = chapter.path.stem
-    shutil.copytree(course / "source" / stem, course / "submitted" / "solutions" / stem)
     source = nbformat.read(course / "source" / stem / chapter.path.name, as_version=4)
     answers = {
         cell.metadata["nbgrader"]["grade_id"]: changed
@@ -137,6 +149,78 @@ def _submit(course: pathlib.Path, chapter, cheated: dict[str, list[str]]) -> Non
             assert "### BEGIN SOLUTION" not in cell.source, cell.source  # the library call is the whole answer
     assert not answers, f"{stem}: no released answer cell for {sorted(answers)}"
     nbformat.write(release, course / "submitted" / "library" / stem / chapter.path.name)
+
+
+def is_test_cell(cell: nbformat.NotebookNode) -> bool:
+    """A locked autograder test cell of the nbgrader source (make_student writes one per checker call)."""
+    grading = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(grading.get("grade")) and not grading.get("solution")
+
+
+def autograder_tests(chapter) -> list[tuple[int, nbformat.NotebookNode]]:
+    """The test cells of a chapter's nbgrader source, each with the index of the book notebook's code cell it
+    follows (its answer): nbval runs them there, in the chapter's kernel, as nbgrader would."""
+    book = nbformat.read(chapter.path, as_version=4)
+    book_code = iter(index for index, cell in enumerate(book.cells) if cell.cell_type == "code")
+    found: list[tuple[int, nbformat.NotebookNode]] = []
+    last = -1
+    for cell in chapter.source.cells:
+        if is_test_cell(cell):
+            found.append((last, cell))
+        elif cell.cell_type == "code":  # every other code cell of the source is the book's next one
+            last = next(book_code)
+            assert book.cells[last].source == cell.source, f"{chapter.path.name}: cell {last} differs in the source"
+    return found
+
+
+def solutions_notebook(chapter, executed: nbformat.NotebookNode, tests: dict[str, list]) -> nbformat.NotebookNode:
+    """The nbgrader source notebook with the outputs of a run: ``executed`` is the book notebook with that
+    run's outputs, ``tests`` the outputs of the test cells run after each answer, by grade id."""
+    notebook = copy.deepcopy(chapter.source)
+    book_code = iter(cell for cell in executed.cells if cell.cell_type == "code")
+    for cell in notebook.cells:
+        if is_test_cell(cell):
+            cell.outputs = copy.deepcopy(tests[cell.metadata["nbgrader"]["grade_id"]])
+        elif cell.cell_type == "code":
+            ran = next(book_code)
+            assert ran.source == cell.source, f"{chapter.path.name}: the run is not of this notebook"
+            cell.outputs = copy.deepcopy(ran.outputs)
+    return notebook
+
+
+def grade_solutions(course: Course, runs: dict[str, tuple[nbformat.NotebookNode, dict[str, list]]]) -> None:
+    """Autograde the solutions of every chapter (see the module's docstring). ``runs``: chapter stem -> (the
+    book notebook with the outputs of this session's nbval run, the outputs of the test cells nbval ran).
+    A course folder whose chapters all have a run is graded without executing anything; any other
+    folder's solutions are executed by nbgrader."""
+    start = time.perf_counter()
+    commands = []
+    for folder, group in zip(course.folders, course.groups):
+        stored = all(chapter.path.stem in runs for chapter in group)
+        for chapter in group:
+            stem = chapter.path.stem
+            submission = folder / "submitted" / "solutions" / stem
+            shutil.copytree(folder / "source" / stem, submission)
+            if not stored:
+                continue
+            notebook = solutions_notebook(chapter, *runs[stem])
+            nbformat.write(notebook, submission / chapter.path.name)
+            course.from_nbval.append(stem)
+            if course.broken is None:  # one test cell fails: its output is an error, as a failed assert leaves it
+                test = next(cell for cell in notebook.cells if is_test_cell(cell))
+                test.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=[])]
+                shutil.copytree(folder / "source" / stem, folder / "submitted" / BROKEN / stem)
+                nbformat.write(notebook, folder / "submitted" / BROKEN / stem / chapter.path.name)
+                course.broken = stem
+        command = [str(NBGRADER), "autograde", "*", "--create", "--student", "solutions"]
+        if stored:  # the outputs are those of nbval's run (and BROKEN's): grade them, do not execute again
+            command[-1] = "*"
+            command += ["--CourseDirectory.student_id_exclude=untouched,library", "--Execute.enabled=False"]
+        commands.append((folder, command))
+    _run_all(commands, course.env)
+    course.seconds += time.perf_counter() - start
+    for folder in course.folders:
+        course.grades.update(_grades(folder))
 
 
 def _grades(course: pathlib.Path) -> dict[tuple[str, str], list[Grade]]:
@@ -198,4 +282,4 @@ def course(environment: dict[str, str] | None = None) -> Course:
     _run_all([(folder, [str(NBGRADER), "autograde", "*", "--create"]) for folder in folders], env)
     seconds = time.perf_counter() - start
     grades = {key: value for folder in folders for key, value in _grades(folder).items()}
-    return Course(root, chapters, grades, cheated, seconds)
+    return Course(root, chapters, grades, cheated, seconds, folders, groups, env)

@@ -28,6 +28,7 @@ runs last, once nothing else runs.
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
 import os
@@ -48,7 +49,7 @@ import yaml
 from nbval.plugin import IPyNbCell
 
 import offline_site
-from book_files import ROOT, book_config, book_notebooks
+from book_files import ROOT, book_config, book_notebooks, toc_chapters
 
 JUPYTER_BOOK = pathlib.Path(sys.executable).parent / "jupyter-book"
 
@@ -115,14 +116,62 @@ class _Run:
     cells: int  # code cells
     passed: set[int] = dataclasses.field(default_factory=set)
     failed: bool = False
+    tests: dict[str, list] = dataclasses.field(default_factory=dict)  # grade id -> outputs of a passed test cell
+    tests_failed: bool = False
 
 
 _NBVAL_RUNS: dict[pathlib.Path, _Run] = {}
+_TEST_CELLS: dict[pathlib.Path, int] = {}  # notebook -> how many nbgrader test cells nbval runs in it
 
 
 def nbval_outputs() -> dict[pathlib.Path, nbformat.NotebookNode]:
     """The notebooks nbval ran through in this session without a failure, with the outputs of that run."""
     return {path: run.notebook for path, run in _NBVAL_RUNS.items() if not run.failed and len(run.passed) == run.cells}
+
+
+def nbval_runs_for_grading() -> dict[str, tuple[nbformat.NotebookNode, dict[str, list]]]:
+    """Chapter stem -> (the notebook with the outputs of nbval's run, the outputs of its nbgrader test cells), for
+    the chapters nbval ran through with every test cell passing (tests/_nbgrader_course.py grades them)."""
+    return {
+        path.stem: (notebook, _NBVAL_RUNS[path].tests)
+        for path, notebook in nbval_outputs().items()
+        if not _NBVAL_RUNS[path].tests_failed and len(_NBVAL_RUNS[path].tests) == _TEST_CELLS.get(path, -1)
+    }
+
+
+def _with_test_cells(items: list[pytest.Item]) -> list[pytest.Item]:
+    """nbval's cells of each chapter, with the chapter's nbgrader test cells (``assert check_x(answer)``) run right
+    after their answer, as in the nbgrader source notebook: nbval's run is then a run of that notebook, which
+    nbgrader grades without executing the chapter again. They print the checker's verdict again, so their
+    output is not compared (there is none stored); an error fails them."""
+    if not any(isinstance(item, IPyNbCell) for item in items):
+        return items
+    from _nbgrader_course import autograder_tests, ms
+
+    numbers = {path.resolve(): number for path, number in toc_chapters()}
+    tests_after: dict[int, list[nbformat.NotebookNode]] = {}  # id(the answer's cell) -> its test cells
+    for parent in {item.parent for item in items if isinstance(item, IPyNbCell)}:
+        path = pathlib.Path(parent.path).resolve()
+        if path not in numbers:
+            continue
+        found = autograder_tests(ms.read_chapter(path, numbers[path]))
+        _TEST_CELLS[path] = len(found)
+        for index, test in found:
+            tests_after.setdefault(id(parent.nb.cells[index]), []).append(test)
+    result: list[pytest.Item] = []
+    for item in items:
+        result.append(item)
+        if not isinstance(item, IPyNbCell):
+            continue
+        for test in tests_after.get(id(item.cell), []):
+            grade_id = test.metadata["nbgrader"]["grade_id"]
+            options: collections.defaultdict[str, bool] = collections.defaultdict(bool, check=False)
+            extra = IPyNbCell.from_parent(
+                item.parent, name=f"{item.name} nbgrader {grade_id}", cell_num=item.cell_num, cell=test, options=options
+            )
+            extra.grade_id = grade_id
+            result.append(extra)
+    return result
 
 
 def _uses(item: pytest.Item, fixture: str) -> bool:
@@ -145,6 +194,7 @@ def _sort_key(item: pytest.Item) -> int:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's -m selection reads the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = _with_test_cells(items)
     for item in items:
         if isinstance(item, IPyNbCell):
             item.add_marker(pytest.mark.slow)
@@ -273,6 +323,11 @@ class _SessionPlugin:
         run = _NBVAL_RUNS.setdefault(
             path, _Run(copy.deepcopy(item.parent.nb), sum(1 for c in item.parent.nb.cells if c.cell_type == "code"))
         )
+        if (grade_id := getattr(item, "grade_id", None)) is not None:  # an nbgrader test cell (_with_test_cells)
+            if report.passed and report.when == "call":
+                run.tests[grade_id] = copy.deepcopy(item.test_outputs)
+            run.tests_failed = run.tests_failed or not report.passed
+            return
         if not report.passed or report.when == "setup":
             run.failed = run.failed or not report.passed
             return
@@ -310,10 +365,14 @@ def built_site() -> BuiltSite:
 @pytest.fixture(scope="session")
 def nbgrader_course():
     """The nbgrader round trip on every chapter (tests/_nbgrader_course.py), started when the session starts."""
+    from _nbgrader_course import grade_solutions
+
     if BACKGROUND.course is None:
         BACKGROUND.start_course()
     assert BACKGROUND.course is not None
-    return BACKGROUND.course.result()
+    course = BACKGROUND.course.result()
+    grade_solutions(course, nbval_runs_for_grading())  # from nbval's run where this session has one
+    return course
 
 
 @pytest.fixture(scope="session")

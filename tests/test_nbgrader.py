@@ -1,10 +1,11 @@
 """The instructor's nbgrader workflow, run for real on every chapter (tests/_nbgrader_course.py).
-
 For each chapter: ``nbgrader generate_assignment`` releases the student version; ``nbgrader autograde``
 scores the solutions every autograded point and the release 0 autograded points, untouched or, in a
 chapter with an exercise asking for code posenc_lib has, with each such answer written as a call of
 that library code (the checkers switch it off, so the call fails). The release is the student edition
-plus the locked test cells, outputs of the teaching cells included.
+plus the locked test cells, outputs of the teaching cells included. The solutions graded are the run
+of this session's nbval where there is one (it runs the test cells too, tests/conftest.py); grading
+that run is shown to take the points of a test cell whose output is an error.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import pathlib
 import nbformat
 import pytest
 
-from _nbgrader_course import LIBRARY_ANSWERS, STUDENTS, library_answer, ms
+from _nbgrader_course import BROKEN, LIBRARY_ANSWERS, STUDENTS, library_answer, ms
 from book_files import ROOT, toc_chapters
+from conftest import nbval_runs_for_grading
 
 pytestmark = pytest.mark.slow  # generate_assignment and autograde on every chapter: minutes
 
@@ -54,8 +56,26 @@ def write_score_table(graded, path: pathlib.Path) -> None:
 def test_every_chapter_was_released_and_graded(graded):
     assert sorted({assignment for assignment, _ in graded.grades}) == sorted(CHAPTERS)
     for chapter in CHAPTERS:
-        students = {student for assignment, student in graded.grades if assignment == chapter}
+        students = {student for assignment, student in graded.grades if assignment == chapter} - {BROKEN}
         assert students == {"solutions", graded.released(chapter)}
+
+
+def test_the_solutions_graded_are_nbvals_run_where_the_session_ran_every_chapter(graded):
+    """nbval ran each chapter with its test cells after the answers: nbgrader graded that run, not a second one."""
+    runs = nbval_runs_for_grading()
+    if set(runs) >= set(CHAPTERS):
+        assert sorted(graded.from_nbval) == sorted(CHAPTERS)
+    else:  # a course folder with a chapter nbval did not run through is executed by nbgrader
+        assert set(graded.from_nbval) <= set(runs)
+
+
+def test_a_graded_run_loses_the_points_of_a_test_cell_whose_output_is_an_error(graded):
+    """Grading stored outputs is not a formality: one chapter's graded solutions, with one test cell's output
+    replaced by an error (as a failed assert leaves it), lose exactly that cell's points."""
+    assert (graded.broken is None) == (not graded.from_nbval)
+    if graded.broken is not None:
+        score, maximum = graded.autograded(graded.broken, BROKEN)
+        assert (score, maximum) == (maximum - ms.CHECKER_POINTS, graded.autograded(graded.broken, "solutions")[1])
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
