@@ -81,8 +81,9 @@ lint: $(STAMP)
 
 # Three jobs side by side on 2 cores (make -j3 --output-sync: each job's report is printed whole when it
 # ends): lint; the session of the notebooks and the website (test-session: nbval executes each notebook
-# once, first, and the website is built from that run's outputs; nbgrader's round trip on every chapter
-# runs in the background from the start; Lighthouse runs last, once that session's other work is done;
+# once, first, with the nbgrader test cells after their answers; the website is built from that run's
+# outputs and nbgrader grades the solutions from it; nbgrader's round trip executes every chapter's
+# release in the background from the start; Lighthouse runs last, once that session's other work is done;
 # tests/conftest.py); and every other test (test-units, done in a few minutes, long before Lighthouse).
 # The environment (uv, about 15 s) and `npm ci` (about 30 s) start side by side; lint and test-units
 # need only the environment, so they start while npm is still installing; test-session needs both.

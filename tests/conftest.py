@@ -20,8 +20,13 @@ failed on them), failing on any that raises. ``make book`` executes every notebo
 (``execute_notebooks: force`` in _config.yml); tests/test_book.py shows that a failing notebook
 fails that build.
 
+The same run serves nbgrader: nbval also runs each chapter's nbgrader test cells (``assert
+check_x(answer)``), each right after its answer as in the nbgrader source notebook, so the run is one
+of that notebook, and tests/_nbgrader_course.py grades its outputs instead of executing the
+solutions again. Those extra items are named ``Cell N nbgrader <grade id>``.
+
 Order and overlap (2 cores; most steps use one): nbval's cells run first; the nbgrader round trip
-(tests/_nbgrader_course.py) starts in the background when the session starts, and the website build
+on the releases (tests/_nbgrader_course.py) starts in the background when the session starts, and the website build
 as soon as nbval is done, so both run beside single-core steps; Lighthouse, which measures speed,
 runs last, once nothing else runs.
 """
@@ -218,15 +223,16 @@ class _Background:
     """The nbgrader round trip and the website build, started early and waited for where they are used."""
 
     def __init__(self) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="posenc-background")
+        self.pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="posenc-background")
         self.course: Future | None = None
+        self.graded: Future | None = None  # the course once its solutions are graded too
         self.site: Future | None = None
         self.lock = threading.Lock()
         self.started: dict[str, float] = {}
         self.finished: dict[str, float] = {}
 
     def summary(self) -> list[str]:
-        jobs = {"nbgrader round trip": self.course, "website build": self.site}
+        jobs = {"nbgrader round trip": self.graded or self.course, "website build": self.site}
         lines = []
         for name, job in jobs.items():
             if job is None or not job.done():
@@ -254,9 +260,25 @@ class _Background:
                 self.site = self.pool.submit(_build_site, output, cache_path, build_env())
                 self.site.add_done_callback(lambda _: self.finished.setdefault("website build", time.perf_counter()))
 
+    def start_grading(self) -> None:
+        """Grade the solutions from nbval's run (just finished) once the releases are graded."""
+        from _nbgrader_course import grade_solutions
+
+        course, runs = self.course, nbval_runs_for_grading()
+        if course is None or self.graded is not None:
+            return
+
+        def grade() -> Any:
+            graded = course.result()
+            grade_solutions(graded, runs)
+            return graded
+
+        self.graded = self.pool.submit(grade)
+        self.graded.add_done_callback(lambda _: self.finished.update({"nbgrader round trip": time.perf_counter()}))
+
     def wait(self) -> None:
         """Until nothing runs in the background (results and errors are collected by the fixtures)."""
-        for job in (self.course, self.site):
+        for job in (self.course, self.graded, self.site):
             if job is not None:
                 job.exception()
 
@@ -338,9 +360,12 @@ class _SessionPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
         yield
-        # nbval is done (its last kernel is shut down): build the website beside the tests that follow
-        if isinstance(item, IPyNbCell) and not isinstance(nextitem, IPyNbCell) and self.wants_site:
-            BACKGROUND.start_site(_site_output(), pathlib.Path(tempfile.mkdtemp(prefix="posenc-jupyter-cache-")))
+        # nbval is done (its last kernel is shut down): build the website, and grade the solutions from nbval's
+        # run once the releases are graded, beside the tests that follow
+        if isinstance(item, IPyNbCell) and not isinstance(nextitem, IPyNbCell):
+            if self.wants_site:
+                BACKGROUND.start_site(_site_output(), pathlib.Path(tempfile.mkdtemp(prefix="posenc-jupyter-cache-")))
+            BACKGROUND.start_grading()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -367,11 +392,13 @@ def nbgrader_course():
     """The nbgrader round trip on every chapter (tests/_nbgrader_course.py), started when the session starts."""
     from _nbgrader_course import grade_solutions
 
+    if BACKGROUND.graded is not None:  # graded from nbval's run, in the background (start_grading)
+        return BACKGROUND.graded.result()
     if BACKGROUND.course is None:
         BACKGROUND.start_course()
     assert BACKGROUND.course is not None
     course = BACKGROUND.course.result()
-    grade_solutions(course, nbval_runs_for_grading())  # from nbval's run where this session has one
+    grade_solutions(course, nbval_runs_for_grading())  # this session ran no nbval: nbgrader executes them
     return course
 
 
