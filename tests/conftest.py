@@ -399,6 +399,7 @@ def nbgrader_course():
     assert BACKGROUND.course is not None
     course = BACKGROUND.course.result()
     grade_solutions(course, nbval_runs_for_grading())  # this session ran no nbval: nbgrader executes them
+    BACKGROUND.finished["nbgrader round trip"] = time.perf_counter()
     return course
 
 
