@@ -90,7 +90,8 @@ lint: $(STAMP)
 test: prerequisites
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-session test-units
 
-SESSION_TESTS := nbval or book or nbgrader
+# (npm: the few other tests that read node_modules, which test-units, started before npm ci ends, must not)
+SESSION_TESTS := nbval or book or nbgrader or npm
 # POSENC_QUIET_AFTER: Lighthouse (which measures speed) waits until this file is gone, i.e. until
 # test-units, which runs beside the session, is done (tests/conftest.py, quiet_machine)
 UNITS_RUNNING := $(abspath .test-units-running)

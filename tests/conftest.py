@@ -207,6 +207,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # images are not compared (PNG already is not): the stored notebooks hold PNG, this run draws SVG
             if "image/svg+xml" not in item.parent.skip_compare:
                 item.parent.skip_compare += ("image/svg+xml",)
+        elif item.get_closest_marker("npm"):
+            item.add_marker(pytest.mark.slow)
         elif _uses(item, "built_site") or _uses(item, "nbgrader_course") or item.get_closest_marker("book"):
             if _uses(item, "nbgrader_course"):
                 item.add_marker(pytest.mark.nbgrader)

@@ -55,7 +55,9 @@ def test_icons_become_inline_svg(tmp_path):
         course_site.inline_icons('<i class="fas fa-rocket"></i>', tmp_path)
 
 
+@pytest.mark.npm
 def test_every_icon_the_theme_uses_is_in_the_pinned_package():
+    offline_site.ensure_installed()  # Font Awesome's SVGs come from npm (package-lock.json)
     for style, name in [
         ("solid", "bars"),
         ("solid", "list"),
