@@ -264,11 +264,10 @@ class _Background:
 
     def start_grading(self) -> None:
         """Grade the solutions from nbval's run (just finished) once the releases are graded."""
-        from _nbgrader_course import grade_solutions
-
         course, runs = self.course, nbval_runs_for_grading()
         if course is None or self.graded is not None:
             return
+        from _nbgrader_course import grade_solutions
 
         def grade() -> Any:
             graded = course.result()
