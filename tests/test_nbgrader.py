@@ -16,7 +16,7 @@ import pathlib
 import nbformat
 import pytest
 
-from _nbgrader_course import BROKEN, LIBRARY_ANSWERS, STUDENTS, library_answer, ms
+from _nbgrader_course import BROKEN, LIBRARY_ANSWERS, STUDENTS, is_test_cell, library_answer, ms
 from book_files import ROOT, toc_chapters
 from conftest import nbval_runs_for_grading
 
@@ -163,11 +163,7 @@ def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
 def test_the_release_is_the_student_edition_plus_test_cells(chapter, graded):
     release = graded.release(chapter)
     student = nbformat.read(graded.root / "student" / "book" / f"{chapter}.ipynb", as_version=4)
-    tests = [
-        c
-        for c in release.cells
-        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"]["solution"]
-    ]
+    tests = [c for c in release.cells if is_test_cell(c)]
     kept = [c for c in release.cells if c not in tests]
     assert [(c.cell_type, c.source, c.get("outputs")) for c in kept] == [
         (c.cell_type, c.source, c.get("outputs")) for c in student.cells
