@@ -279,10 +279,39 @@ def test_plots_and_diagrams_stay_on_white_in_dark_mode(site):
             assert images.count(), f"{relative} has no {selector} to check"
             for i in range(min(images.count(), 3)):
                 images.nth(i).evaluate("img => img.scrollIntoView({block: 'center'})")
+                # figures load as they come near the screen (loading="lazy")
+                images.nth(i).evaluate(
+                    "img => img.complete && img.naturalWidth ? 0"
+                    " : new Promise((done) => { img.onload = img.onerror = done; })"
+                )
                 edges.append((relative, white_fraction_of_edges(page.screenshot(clip=images.nth(i).bounding_box()))))
             page.close()
     # what a reader sees: the frame of each plot and diagram is white, not the dark page showing through
     assert min(fraction for _, fraction in edges) > 0.9, edges
+
+
+def test_code_text_has_the_code_styles_colour_in_both_modes(site):
+    # names, punctuation and spaces carry no <span> on the site (tools/course_site.py): their text is
+    # drawn in the <pre>'s colour, which must be the code block's, the colour the code style gives them
+    chapter = "book/05_rope.html"
+    colours = {}
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        for mode in ("light", "dark"):
+            context = site_check.new_context(browser, color_scheme=mode)
+            page = context.new_page()
+            page.goto(base + chapter, wait_until="load")
+            assert page.evaluate("document.documentElement.dataset.theme") == mode
+            colours[mode] = page.evaluate(
+                """() => ['.cell_input', '.cell_output'].map((part) => {
+                    const pre = document.querySelector(`${part} div.highlight > pre`);
+                    return [getComputedStyle(pre).color, getComputedStyle(pre.parentElement).color];
+                })"""
+            )
+            context.close()
+    for mode, pairs in colours.items():
+        for pre, block in pairs:
+            assert pre == block, (mode, colours)
+    assert colours["light"] != colours["dark"], colours
 
 
 def white_fraction_of_edges(png: bytes) -> float:

@@ -88,8 +88,10 @@ def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):
     figures = diagrams = 0
     for page in chapter_pages(html) + [html / "book" / "intro.html"]:
         text = page.read_text()
-        for src in re.findall(r'<div class="cell_output[^"]*">.*?<img[^>]*src="([^"]+)"', text, re.DOTALL):
+        for tag in re.findall(r'<div class="cell_output[^"]*">.*?(<img[^>]*>)', text, re.DOTALL):
+            src = re.search(r'src="([^"]+)"', tag).group(1)
             assert src.endswith(".svg"), (page.name, src)
+            assert 'loading="lazy"' in tag, (page.name, tag)  # fetched and drawn when the reader comes near
             figures += 1
         assert '<pre class="mermaid"' not in text and "<object" not in text, page.name
         for tag in re.findall(r'<img class="diagram[^>]*>', text):
@@ -99,6 +101,18 @@ def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):
             assert int(width) > 50 and int(height) > 20, tag
             diagrams += 1
     assert figures >= 10 and diagrams >= 5, (figures, diagrams)
+
+
+def test_code_has_no_span_the_code_style_draws_in_the_blocks_colour(html):
+    import course_site
+
+    plain = course_site.plain_token_classes((html / "_static" / "pygments.css").read_text())
+    assert {"n", "p"} <= plain, plain  # names and punctuation: a third of a chapter's elements
+    spans = re.compile(rf'<span class="(?:{"|".join(sorted(plain))})">')
+    for page in chapter_pages(html):
+        text = page.read_text()
+        assert not spans.findall(text), page.name
+        assert '<span class="k">def</span>' in text, page.name  # still highlighted
 
 
 def test_references_link_arxiv_and_are_in_author_order(html):

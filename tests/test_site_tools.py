@@ -111,6 +111,65 @@ def test_diagram_size_and_fallback_text(tmp_path):
     assert offline_site.diagram_text(code) == "Diagram: token ids (b, s); θ pairs; +"
 
 
+PYGMENTS_CSS = """
+html[data-theme="light"] .highlight pre { line-height: 125%; }
+html[data-theme="light"] .highlight { background: #fefefe; color: #080808 }
+html[data-theme="light"] .highlight .n { color: #080808 }
+html[data-theme="light"] .highlight .p { color: #080808 }
+html[data-theme="light"] .highlight .k { color: #6730C5 }
+html[data-theme="light"] .highlight .w { color: #080808; font-weight: bold }
+html[data-theme="dark"] .highlight { background: #2b2b2b; color: #F8F8F2 }
+html[data-theme="dark"] .highlight .n { color: #f8f8f2 }
+html[data-theme="dark"] .highlight .p { color: #ABE338 }
+html[data-theme="dark"] .highlight .k { color: #F8F8F2 }
+html[data-theme="dark"] .highlight .w { color: #F8F8F2 }
+"""
+
+
+def test_only_tokens_drawn_in_the_blocks_colour_in_every_mode_lose_their_span():
+    # n: the block's colour in both modes; p: not in dark mode; k: not in light; w: bold as well
+    assert course_site.plain_token_classes(PYGMENTS_CSS) == {"n"}
+    light_only = "\n".join(line for line in PYGMENTS_CSS.splitlines() if "dark" not in line)
+    assert course_site.plain_token_classes(light_only) == {"n", "p"}
+    assert course_site.plain_token_classes(".highlight .n { color: #080808 }") == set()  # no modes: keep all
+    code = '<pre><span class="n">x</span><span class="p">[</span><span class="n">i</span><span class="o">&lt;</span>2]</pre>'
+    assert course_site.unwrap_plain_tokens(code, frozenset({"n"})) == (
+        '<pre>x<span class="p">[</span>i<span class="o">&lt;</span>2]</pre>'
+    )
+    assert course_site.unwrap_plain_tokens(code, frozenset()) == code
+
+
+@pytest.mark.npm
+def test_a_bundle_keeps_the_rules_its_pages_and_their_scripts_use(tmp_path):
+    offline_site.ensure_installed()  # PurgeCSS comes from npm (package-lock.json)
+    static = tmp_path / "_static"
+    static.mkdir()
+    (static / "a.css").write_text(
+        ".used{color:red}.unused{color:blue}html[data-theme=dark] .used{color:white}"
+        "html[data-theme=dark] .unused{color:white}"
+    )
+    (static / "b.css").write_text(".added-by-script{display:none}.bs-tooltip-top{margin:0}.also-unused{margin:0}")
+    # the theme sets the colour mode with `dataset.theme`: "data-theme" is in no file
+    (static / "app.js").write_text('el.classList.add("added-by-script"); root.dataset.theme = mode;')
+    (static / "other.js").write_text('el.classList.add("also-unused");')  # on the site, but no page loads it
+    page = tmp_path / "page.html"
+    page.write_text(
+        '<link rel="stylesheet" href="_static/a.css" />\n<link rel="stylesheet" href="_static/b.css" />\n'
+        '<script defer src="_static/app.js?v=1"></script><html lang="en"><p class="used">text</p></html>'
+    )
+    bundler = course_site.StyleBundler(tmp_path)
+    page.write_text(bundler.page(page, page.read_text()))
+    before = set(static.glob("course-*.css"))
+    bundler.purge()
+    (bundle,) = static.glob("course-*.css")
+    css = bundle.read_text()
+    assert bundle not in before and f'href="_static/{bundle.name}"' in page.read_text()  # renamed after its content
+    for kept in (".used{", "html[data-theme=dark] .used", ".added-by-script", ".bs-tooltip-top"):
+        assert kept in css, (kept, css)
+    for dropped in (".unused", ".also-unused"):
+        assert dropped not in css, (dropped, css)
+
+
 def test_npm_packages_are_pinned_in_the_lock_file():
     versions = offline_site.pinned_versions()
     assert {
@@ -119,6 +178,7 @@ def test_npm_packages_are_pinned_in_the_lock_file():
         "lighthouse",
         "@fortawesome/fontawesome-free",
         "puppeteer",
+        "purgecss",
     } <= versions.keys()
     assert versions["lighthouse"].startswith("12.")  # 13.x needs Node 22
 
