@@ -18,7 +18,9 @@ Writing each page:
   only on pages with formulas; every other script deferred so none blocks the first paint;
 * on the search page, result snippets are taken from the article, not from the toolbar.
 
-Figures: the build asks the notebooks for SVG figures (``POSENC_FIGURE_FORMAT=svg``, read by
+Figures are loaded lazily (``loading="lazy"``), when the reader scrolls near them: a phone draws
+a chapter's first screen without fetching and rasterising a dozen plots below it. The build asks
+the notebooks for SVG figures (``POSENC_FIGURE_FORMAT=svg``, read by
 ``posenc_lib.plotting.use_course_style``).
 
 References (``bibtex_default_style: course``): pybtex's alpha style, with arXiv identifiers
@@ -35,7 +37,6 @@ After the build (each page's HTML is rewritten):
   few glyphs the style sheets show;
 * highlighted code loses the ``<span>`` of each name, punctuation mark and space, which the code
   style draws in the block's own colour (``plain_token_classes``);
-* figures are loaded lazily (``loading="lazy"``): when the reader scrolls near them;
 * the theme's script no longer measures every box of the page on load (``patch_theme_script``);
 * references are list items for screen readers (``fix_aria``).
 
