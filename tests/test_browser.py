@@ -278,13 +278,14 @@ def test_plots_and_diagrams_stay_on_white_in_dark_mode(site):
             images = page.locator(selector)
             assert images.count(), f"{relative} has no {selector} to check"
             for i in range(min(images.count(), 3)):
-                images.nth(i).evaluate("img => img.scrollIntoView({block: 'center'})")
-                # figures load as they come near the screen (loading="lazy")
-                images.nth(i).evaluate(
-                    "img => img.complete && img.naturalWidth ? 0"
-                    " : new Promise((done) => { img.onload = img.onerror = done; })"
+                image = images.nth(i)
+                # figures load as they come near the screen (loading="lazy"), then take their size
+                image.evaluate(
+                    "img => { img.scrollIntoView({block: 'center'}); return img.complete && img.naturalWidth ? 0"
+                    " : new Promise((done) => { img.onload = img.onerror = done; }); }"
                 )
-                edges.append((relative, white_fraction_of_edges(page.screenshot(clip=images.nth(i).bounding_box()))))
+                image.evaluate("img => img.scrollIntoView({block: 'center'})")
+                edges.append((relative, white_fraction_of_edges(page.screenshot(clip=image.bounding_box()))))
             page.close()
     # what a reader sees: the frame of each plot and diagram is white, not the dark page showing through
     assert min(fraction for _, fraction in edges) > 0.9, edges
