@@ -132,9 +132,11 @@ def test_only_tokens_drawn_in_the_blocks_colour_in_every_mode_lose_their_span():
     light_only = "\n".join(line for line in PYGMENTS_CSS.splitlines() if "dark" not in line)
     assert course_site.plain_token_classes(light_only) == {"n", "p"}
     assert course_site.plain_token_classes(".highlight .n { color: #080808 }") == set()  # no modes: keep all
-    code = '<pre><span class="n">x</span><span class="p">[</span><span class="n">i</span><span class="o">&lt;</span>2]</pre>'
+    code = '<div class="highlight"><pre><span class="n">x</span><span class="p">[</span><span class="n">i</span>\n'
+    code += '<span class="o">&lt;</span>2]</pre></div><p><span class="n">not code</span></p>'
     assert course_site.unwrap_plain_tokens(code, frozenset({"n"})) == (
-        '<pre>x<span class="p">[</span>i<span class="o">&lt;</span>2]</pre>'
+        '<div class="highlight"><pre>x<span class="p">[</span>i\n<span class="o">&lt;</span>2]</pre></div>'
+        '<p><span class="n">not code</span></p>'
     )
     assert course_site.unwrap_plain_tokens(code, frozenset()) == code
 

@@ -375,7 +375,7 @@ class StyleBundler:
 def page_scripts(page: pathlib.Path) -> list[pathlib.Path]:
     """The site's script files a page loads."""
     found = (page.parent / src.split("?")[0] for src in SCRIPT_SOURCE.findall(page.read_text(encoding="utf-8")))
-    return [path.resolve() for path in found if "//" not in str(path) and path.is_file()]
+    return [path.resolve() for path in found if path.is_file()]
 
 
 # Pygments wraps every token in a <span>, also names, punctuation and spaces, which the code style
@@ -409,12 +409,16 @@ def plain_token_classes(pygments_css: str) -> frozenset[str]:
     )
 
 
+HIGHLIGHTED_CODE = re.compile(r'(<div class="highlight"><pre>)(.*?)(</pre>)', re.DOTALL)
+
+
 def unwrap_plain_tokens(page: str, classes: frozenset[str]) -> str:
-    """The page with the spans of those classes replaced by their text (which has no tags in it)."""
+    """The page with the spans of those classes in highlighted code replaced by their text
+    (Pygments' spans hold only text)."""
     if not classes:
         return page
     span = re.compile(rf'<span class="(?:{"|".join(sorted(classes))})">([^<]*)</span>')
-    return span.sub(r"\1", page)
+    return HIGHLIGHTED_CODE.sub(lambda code: code[1] + span.sub(r"\1", code[2]) + code[3], page)
 
 
 # pydata-sphinx-theme 0.17.1 measures every scrollable box of the page on "load" (to give the
