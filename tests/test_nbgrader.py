@@ -1,4 +1,5 @@
 """The instructor's nbgrader workflow, run for real on every chapter (tests/_nbgrader_course.py).
+
 For each chapter: ``nbgrader generate_assignment`` releases the student version; ``nbgrader autograde``
 scores the solutions every autograded point and the release 0 autograded points, untouched or, in a
 chapter with an exercise asking for code posenc_lib has, with each such answer written as a call of

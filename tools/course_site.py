@@ -48,10 +48,12 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import os
 import pathlib
 import posixpath
 import re
+import subprocess
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -353,9 +355,6 @@ class StyleBundler:
         those whose selectors name only what occurs in the pages or in the scripts they load.
         A bundle is then renamed after its new content, in the pages that link it. Run once
         every page is written."""
-        import json
-        import subprocess
-
         if not self.pages:
             return
         jobs = []
