@@ -15,7 +15,7 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-session test-units test-fast screenshots lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-session test-units test-fast test-portability screenshots lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
@@ -23,6 +23,7 @@ help:
 	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
 	@echo "                 checks of the website, Lighthouse on three pages (four runs), nbgrader on every chapter"
 	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
+	@echo "make test-portability - nbval on every chapter on the other numeric code paths a CPU can take (CI runs it too)"
 	@echo "make screenshots - build the website and write a screenshot of every page at 1366 and 390 px to test-artifacts/screenshots"
 	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"
 	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; fails below the targets"
@@ -114,6 +115,18 @@ screenshots: book
 # the library's unit tests: the tests not marked `slow` (pyproject.toml); no notebook, npm or browser
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" tests
+
+# Every chapter under nbval on the numeric code paths another machine may take: MKL's vendor-independent
+# kernels (MKL picks other kernels on Intel and AMD), PyTorch's non-vectorised CPU kernels, one thread.
+# A stored output that prints rounding noise fails here (CONTRIBUTING.md, "Outputs any machine reproduces").
+PORTABILITY_SETTINGS := MKL_CBWR=COMPATIBLE ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1
+test-portability: $(STAMP)
+	@failed=""; for setting in $(PORTABILITY_SETTINGS); do \
+	  echo "== nbval on every chapter with $$setting"; start=$$(date +%s); \
+	  env $$setting $(BIN)/python -m pytest --nbval --nbval-current-env -q -p no:cacheprovider book || failed="$$failed $$setting"; \
+	  echo "== $$setting: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "nbval failed with:$$failed"; exit 1; fi
 
 refresh-notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py book
