@@ -35,7 +35,7 @@ pytestmark = pytest.mark.book
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
 # full-page screenshots of every page at both widths cost a third of the browser checks' time: on request
 SCREENSHOTS = bool(os.environ.get("POSENC_SCREENSHOTS"))
-NAVIGATION_PAGES = ["book/intro.html", "book/05_rope.html", "book/11_experiments.html"]
+NAVIGATION_PAGES = ["book/intro.html", "book/05_rope.html", "book/12_experiments.html"]
 SEARCH_WORD = "equivariant"  # on the landing page (book/intro.md) and in chapter 1
 
 

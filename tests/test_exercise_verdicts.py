@@ -83,7 +83,7 @@ def test_a_subclass_of_valueerror_passes_the_lookup():
     assert ex.check_position_lookup(lookup)
 
 
-# --- chapter 9: off-by-ones at the exact boundary fail, an exact fraction passes --------------------------------
+# --- chapter 10: off-by-ones at the exact boundary fail, an exact fraction passes --------------------------------
 
 
 def test_the_last_position_off_by_one_fails():
@@ -124,7 +124,7 @@ def test_a_constant_false_is_not_told_it_tested_invariance():
     assert not result and "invariance" not in result.message
 
 
-# --- chapter 10: a right answer as a NumPy array passes --------------------------------------------------------
+# --- chapter 11: a right answer as a NumPy array passes --------------------------------------------------------
 
 
 def test_a_numpy_answer_passes_the_layout_checker():

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_ntk_frequencies, check_t5_bucket
+from posenc_lib.exercises import check_ntk_frequencies, check_t5_bucket, check_untrained_buckets
 from posenc_lib.exercises.extension import NTK_HINT
 
 
@@ -278,3 +278,70 @@ def test_llama3_fails_an_answer_that_calls_the_library():
 
     result = check_llama3_groups(via_library)
     assert not result and result.reason == "calls the library"
+
+
+# --- T5 buckets a short training never reaches (chapter 7) ------------------------------------
+
+
+def untrained_torch(train_len, num_buckets=32, max_distance=128):
+    """The notebook's solution."""
+    seen = pe.t5_relative_position_bucket(
+        -torch.arange(train_len), bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
+    )
+    return sorted(set(range(num_buckets)) - set(seen.tolist()))
+
+
+def untrained_from_the_formula(train_len, num_buckets=32, max_distance=128):
+    """Written another way: the buckets of the distances past train_len - 1 that no shorter distance shares."""
+    half = num_buckets // 2
+
+    def bucket(t):
+        if t < half:
+            return t
+        return min(num_buckets - 1, half + int(math.log(t / half) / math.log(max_distance / half) * half))
+
+    seen = {bucket(t) for t in range(train_len)}
+    return [b for b in range(num_buckets) if b not in seen]
+
+
+def test_untrained_buckets_passes_on_right_answers():
+    assert check_untrained_buckets(untrained_torch)
+    assert check_untrained_buckets(untrained_from_the_formula)
+    assert check_untrained_buckets(lambda *a, **kw: tuple(untrained_torch(*a, **kw)))  # a tuple is a list too
+
+
+@pytest.mark.parametrize(
+    "wrong,hint",
+    [
+        (lambda n, num_buckets=32, max_distance=128: untrained_torch(n + 1, num_buckets, max_distance), "off by one"),
+        (
+            lambda n, num_buckets=32, max_distance=128: sorted(
+                set(range(num_buckets // 2))
+                - set(
+                    pe.t5_relative_position_bucket(
+                        -torch.arange(n), num_buckets=num_buckets, max_distance=max_distance
+                    ).tolist()
+                )
+            ),
+            "causal (bidirectional=False)",
+        ),
+        (
+            lambda n, num_buckets=32, max_distance=128: sorted(
+                set(range(num_buckets))
+                - set(
+                    pe.t5_relative_position_bucket(
+                        -torch.arange(1, n), bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
+                    ).tolist()
+                )
+            ),
+            "distance 0",
+        ),
+    ],
+)
+def test_untrained_buckets_fails_typical_wrong_answers_with_their_hint(wrong, hint):
+    result = check_untrained_buckets(wrong)
+    assert not result and hint in result.hint, result.hint  # the specific hint, not the general one
+
+
+def test_untrained_buckets_fails_the_stub():
+    assert not check_untrained_buckets(stub)

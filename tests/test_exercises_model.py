@@ -1,4 +1,4 @@
-"""The checkers of chapters 1, 8, 9 and 10 fail on a stub and on typical wrong answers, and pass on the solution."""
+"""The checkers of chapters 1, 9, 10 and 11 fail on a stub and on typical wrong answers, and pass on the solution."""
 
 import math
 from collections.abc import Callable
@@ -55,7 +55,7 @@ def equivariant_returns_tensor(layer, x):
     return torch.tensor(float(equivariant_solution(layer, x)))
 
 
-# ---------------------------------------------------------------- chapter 8: multi-head scores with RoPE
+# ---------------------------------------------------------------- chapter 9: multi-head scores with RoPE
 
 
 def rope_scores_solution(x, w_q, w_k, n_heads):
@@ -95,7 +95,7 @@ def rope_scores_interleaved(x, w_q, w_k, n_heads):
     return q @ k.transpose(-2, -1) / math.sqrt(head_dim)
 
 
-# ---------------------------------------------------------------- chapter 9: pairs that never turn a full circle
+# ---------------------------------------------------------------- chapter 10: pairs that never turn a full circle
 
 
 def fraction_unseen_solution(train_len, head_dim, base=10000.0):
@@ -122,7 +122,7 @@ def fraction_unseen_ignores_base(train_len, head_dim, base=10000.0):
     return fraction_unseen_solution(train_len, head_dim)
 
 
-# ---------------------------------------------------------------- chapter 10: interleaved to half layout
+# ---------------------------------------------------------------- chapter 11: interleaved to half layout
 
 
 def to_half_solution(x):

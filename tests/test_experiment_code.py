@@ -1,4 +1,4 @@
-"""The pieces of experiments/ that chapter 11's numbers rest on, checked on small models in a few seconds."""
+"""The pieces of experiments/ that chapter 12's numbers rest on, checked on small models in a few seconds."""
 
 import copy
 

@@ -1,6 +1,6 @@
 """The stored results of `make experiments` (book/data/experiments.json) are complete, current and reproducible.
 
-Chapter 11 reads that file instead of training (all runs take minutes).
+Chapter 12 reads that file instead of training (all runs take minutes).
 These tests make sure the file is what the current script produces:
 
 - its settings are the script's current settings, and every run is there once;
@@ -25,7 +25,7 @@ from posenc_lib.model import TinyTransformer, TransformerConfig, build_model, co
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "book" / "data" / "experiments.json"
-NOTEBOOK = ROOT / "book" / "11_experiments.ipynb"
+NOTEBOOK = ROOT / "book" / "12_experiments.ipynb"
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread is faster
 
@@ -73,7 +73,7 @@ def test_provenance_is_recorded(results):
     assert all(r["cpu_seconds"] > 0 and r["wall_seconds"] > 0 for r in results["runs"])
 
 
-TINY = 100_000  # chapter 11's "tiny Transformers": every model has fewer parameters than this
+TINY = 100_000  # chapter 12's "tiny Transformers": every model has fewer parameters than this
 
 
 def model_of(settings: dict, run: dict) -> TinyTransformer:

@@ -1,4 +1,4 @@
-"""Lighthouse on three representative pages (the landing page, chapter 5, chapter 11), served
+"""Lighthouse on three representative pages (the landing page, chapter 5, chapter 12), served
 gzip-compressed from loopback as `make audit` serves every page, with the thresholds of
 tools/lighthouse_audit.py. Each page runs once, on the phone (performance 0.85, and here also
 accessibility, best practices and SEO 1.0, as on the desktop); chapter 5, the page closest to both
@@ -28,7 +28,7 @@ RUNS = [
     ("book/intro.html", "mobile"),
     ("book/05_rope.html", "mobile"),
     ("book/05_rope.html", "desktop"),
-    ("book/11_experiments.html", "mobile"),
+    ("book/12_experiments.html", "mobile"),
 ]
 
 

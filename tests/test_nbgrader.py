@@ -175,4 +175,4 @@ def test_the_release_is_the_student_edition_plus_test_cells(chapter, graded):
 def test_the_releases_keep_the_outputs_of_the_teaching_cells(graded):
     """nbgrader's ClearOutput is off in the course's config: figures and printed results stay (the guide promises it)."""
     with_outputs = [chapter for chapter in CHAPTERS if any(c.get("outputs") for c in graded.release(chapter).cells)]
-    assert len(with_outputs) >= len(CHAPTERS) - 1, with_outputs  # chapter 10 shows its code only inside solutions
+    assert len(with_outputs) >= len(CHAPTERS) - 1, with_outputs  # chapter 11 shows its code only inside solutions

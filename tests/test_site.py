@@ -48,7 +48,7 @@ def test_solution_code_shows_no_nbgrader_markers(html):
 
 
 def test_an_exercise_without_a_body_has_no_empty_strip(html):
-    page = (html / "book" / "10_interview_questions.html").read_text()
+    page = (html / "book" / "11_interview_questions.html").read_text()
     assert page.count('class="exercise admonition') >= 10  # the chapter's questions are in their titles
     assert not re.search(r'<section id="exercise-content">\s*</section>', page)
 

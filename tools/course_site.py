@@ -379,7 +379,7 @@ def page_scripts(page: pathlib.Path) -> list[pathlib.Path]:
 
 # Pygments wraps every token in a <span>, also names, punctuation and spaces, which the code style
 # draws in the code block's own colour: a third of a code-heavy chapter's elements (4,400 of
-# 11,700 in chapter 11), each styled and laid out by a phone for nothing. Without its span, such
+# 11,700 in chapter 12), each styled and laid out by a phone for nothing. Without its span, such
 # text takes the <pre>'s colour, which course.css makes the block's (``div.highlight > pre``).
 HIGHLIGHT_RULE = re.compile(r'html\[data-theme="(\w+)"\] \.highlight(?: \.(\w+))? \{([^}]*)\}')
 

@@ -11,7 +11,7 @@ from ._core import Case, CheckResult, Diagnosis, LibraryCallError, arrays_close,
 from .alibi import check_alibi_slopes
 from .analogy import check_add_positions, check_position_share
 from .experiments import check_directional_alibi, check_interpolate
-from .extension import check_llama3_groups, check_ntk_frequencies, check_t5_bucket
+from .extension import check_llama3_groups, check_ntk_frequencies, check_t5_bucket, check_untrained_buckets
 from .learned import check_position_lookup
 from .model import check_fraction_unseen, check_interleaved_to_half, check_is_equivariant, check_rope_scores
 from .rope import check_rope_half, check_rope_interleaved
@@ -28,7 +28,7 @@ __all__ = [
 ]
 __all__ += ["check_alibi_slopes", "check_rope_half", "check_rope_interleaved"]
 __all__ += ["check_directional_alibi", "check_interpolate"]
-__all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_t5_bucket"]
+__all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_t5_bucket", "check_untrained_buckets"]
 __all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
 __all__ += ["check_add_positions", "check_position_lookup", "check_shift_matrix", "check_sinusoidal"]
 __all__ += ["check_position_share"]

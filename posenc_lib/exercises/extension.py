@@ -5,6 +5,8 @@
   :func:`posenc_lib.ntk_aware_frequencies` applied to :func:`posenc_lib.rope_frequencies`.
 - ``check_llama3_groups(fn)``: ``fn(frequencies, original_len)`` returns how many pairs Llama 3.1's
   rule leaves unchanged, blends and divides, ``(unchanged, blended, divided)``.
+- ``check_untrained_buckets(fn)``: ``fn(train_len, num_buckets=32, max_distance=128)`` returns the
+  causal T5 buckets (sorted) that training on ``train_len`` tokens never uses.
 - ``check_t5_bucket(fn)``: ``fn(relative_position, bidirectional=True,
   num_buckets=32, max_distance=128)`` returns T5's bucket for every entry of an
   integer tensor; the reference is :func:`posenc_lib.t5_relative_position_bucket`.
@@ -337,4 +339,70 @@ def check_llama3_groups(fn: Callable[[torch.Tensor, int], Any]) -> CheckResult:
         ],
         compare=_same_counts,
         forbidden=[llama3_frequencies],
+    )
+
+
+# --- T5 buckets a short training never reaches -------------------------------------------------
+
+
+def _untrained_buckets(
+    train_len: int, num_buckets: int = 32, max_distance: int = 128, *, bidirectional: bool = False, first: int = 0
+) -> list[int]:
+    """The causal buckets that no distance ``first .. train_len - 1`` uses, in increasing order."""
+    distance = torch.arange(max(train_len, max_distance) + 1)  # every bucket has a distance in here
+    bucket = t5_relative_position_bucket(
+        -distance, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    every = set(range(num_buckets // 2)) if bidirectional else set(range(num_buckets))  # the past's buckets
+    return sorted(every - set(bucket[first:train_len].tolist()))
+
+
+def _untrained_cases() -> list[Case]:
+    settings = [  # (train_len, num_buckets, max_distance, hint)
+        (64, 32, 128, "T5's decoder settings, trained on 64 tokens"),
+        (16, 32, 128, "16 tokens reach only the exact buckets 0..15"),
+        (200, 32, 128, "200 tokens reach every bucket: an empty list"),
+        (113, 32, 128, "distance 113 is the first of the last bucket: 113 tokens (distances 0..112) miss it"),
+        (114, 32, 128, "114 tokens reach distance 113, the first of the last bucket"),
+        (10, 8, 20, "8 buckets, max_distance 20"),
+    ]
+    return [
+        Case(
+            f"train_len={n}, num_buckets={b}, max_distance={m}",
+            (n,),
+            {"num_buckets": b, "max_distance": m},
+            expected=_untrained_buckets(n, b, m),
+            hint=hint,
+        )
+        for n, b, m, hint in settings
+    ]
+
+
+def check_untrained_buckets(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(train_len, num_buckets=32, max_distance=128)``: the causal T5 buckets (a sorted list) that
+    training on ``train_len`` tokens never uses."""
+    return check_function(
+        "T5 buckets a short training never reaches",
+        fn,
+        _untrained_cases(),
+        hint=(
+            "training on train_len tokens shows the causal distances 0 .. train_len - 1; compute their buckets "
+            "(bidirectional=False, relative position = -distance) and return, sorted, every bucket 0 .. "
+            "num_buckets - 1 that is not among them."
+        ),
+        diagnoses=[
+            Diagnosis(
+                "a decoder's buckets are causal (bidirectional=False): all num_buckets of them describe the past.",
+                lambda n, **kw: _untrained_buckets(n, **kw, bidirectional=True),
+            ),
+            Diagnosis(
+                "off by one: training on train_len tokens shows distances 0 .. train_len - 1, not 0 .. train_len.",
+                lambda n, **kw: _untrained_buckets(n + 1, **kw),
+            ),
+            Diagnosis(
+                "distance 0 (a token attending to itself) is part of training too: it is bucket 0.",
+                lambda n, **kw: _untrained_buckets(n, **kw, first=1),
+            ),
+        ],
+        compare=lambda got, expected: list(got) == expected if isinstance(got, (list, tuple)) else False,
     )

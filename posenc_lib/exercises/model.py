@@ -1,7 +1,7 @@
 """Checkers for the exercises of chapters 1 (why order matters), 8 (where it plugs in),
 9 (choosing an encoding) and 10 (interview questions).
 
-The layout exercise (chapter 10) asks for what posenc_lib's permutations compute: they are
+The layout exercise (chapter 11) asks for what posenc_lib's permutations compute: they are
 switched off while the answer runs (see ``_core``). The other three are meant to use the library.
 
 The reference answers reuse the library's own pieces (``split_heads`` of the model,
@@ -198,7 +198,7 @@ def check_is_equivariant(fn: Callable[[Callable, torch.Tensor], bool]) -> CheckR
     )
 
 
-# --------------------------------------------------------------------------- chapter 8
+# --------------------------------------------------------------------------- chapter 9
 
 
 def _scores(x, w_q, w_k, n_heads, *, rotate="qk", rotate_before_split=False, split=split_heads):
@@ -299,7 +299,7 @@ def check_rope_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
     )
 
 
-# --------------------------------------------------------------------------- chapter 9
+# --------------------------------------------------------------------------- chapter 10
 
 
 def _fraction_unseen_reference(train_len: int, head_dim: int, base: float = 10000.0) -> float:
@@ -423,7 +423,7 @@ def _same_number(got: Any, expected: float) -> bool:
     return abs(float(got) - expected) < 1e-9
 
 
-# --------------------------------------------------------------------------- chapter 10
+# --------------------------------------------------------------------------- chapter 11
 
 
 def _interleaved_to_half_reference(x: torch.Tensor) -> torch.Tensor:
