@@ -20,7 +20,7 @@ Experiments (every setting with several seeds; ``all_specs()`` lists the runs):
 
 Every run is seeded (initial weights and batches) and uses one torch thread,
 so a run is reproducible on its own: ``run_spec(spec)`` gives the same numbers
-whether it runs here, in a worker process, or in ``tests/test_experiments.py``.
+whether it runs here, in a worker process, or in ``tests/experiments/test_experiments.py``.
 Runs are spread over ``--workers`` processes; that changes only the wall time.
 The RoPE model of the tiny language with seed 0 is also saved (``STORED_MODEL``)
 for the chapter's exercise.

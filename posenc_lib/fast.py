@@ -3,7 +3,7 @@
 The public functions of posenc_lib are written as the formulas the chapters
 derive. Where a faster way to compute the *same numbers* exists, the public
 function hands its work to a function here, in one line, and this module is the
-only place that knows how. ``tests/test_fast_paths.py`` checks every path here
+only place that knows how. ``tests/unit/test_fast_paths.py`` checks every path here
 against the formula (random shapes, offsets, layouts, dtypes and strides), and
 the appendix "Making it fast" explains each technique:
 

@@ -1,4 +1,4 @@
-"""A real nbgrader round trip on every chapter, built once per test session (tests/test_nbgrader.py reads it).
+"""A real nbgrader round trip on every chapter, built once per test session (tests/grading/test_nbgrader.py reads it).
 
 ``course()`` writes the student edition and the nbgrader course with tools/make_student.py, runs
 ``nbgrader generate_assignment`` and then ``nbgrader autograde`` on the release as a student receives
@@ -44,7 +44,7 @@ STUDENTS = ("untouched", "library", "solutions")
 BROKEN = "broken"  # a solutions notebook with one test cell's output an error (grade_solutions)
 
 # the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
-# tests/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
+# tests/grading/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
 LIBRARY_ANSWERS = {
     "my_sinusoidal": "return pe.sinusoidal_encoding(seq_len, d_model)",
     "add_positions": "return pe.SinusoidalPositionalEncoding(d_model)(pe.embed_words(words, d_model), offset=first)",

@@ -17,7 +17,7 @@ put, with the outputs of that run, into a Jupyter Book execution cache (jupyter-
 Book's own mechanism). The session's build reads that cache (``execute_notebooks: cache``): it
 renders those outputs and executes only notebooks missing from it (when nbval was not run, or
 failed on them), failing on any that raises. ``make book`` executes every notebook
-(``execute_notebooks: force`` in _config.yml); tests/test_book.py shows that a failing notebook
+(``execute_notebooks: force`` in _config.yml); tests/book/test_book.py shows that a failing notebook
 fails that build.
 
 The same run serves nbgrader: nbval also runs each chapter's nbgrader test cells (``assert

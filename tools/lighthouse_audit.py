@@ -9,7 +9,7 @@ phone on a slow 4G link, simulated). Prints one table and exits 1 when a score i
 performance 0.85. A page whose performance misses its threshold is measured twice more and
 judged on the median of the three runs (Lighthouse's own advice for noisy machines).
 
-`make audit` runs it on every page; `make test` (tests/test_lighthouse.py) on three pages, four runs.
+`make audit` runs it on every page; `make test` (tests/site/test_lighthouse.py) on three pages, four runs.
 Python's http.server sends nothing compressed, so the pages are served here by a small handler
 that gzips text (HTML, CSS, JavaScript, SVG, JSON), as every static host does.
 """

@@ -15,7 +15,7 @@ Each page is opened at a desktop width (1366 px) and a phone width (390 px). Pro
   (checked by clicking them, with ``--navigation``); display formulas wider than the
   column are listed as advice (they scroll in their own box; better split over lines).
 
-tests/test_browser.py runs these checks on every page; chapter authors run this command on
+tests/site/test_browser.py runs these checks on every page; chapter authors run this command on
 their chapter to see what to fix (widths are in CSS pixels, with the longest line of each
 block). Exit status 1 when anything is found.
 """

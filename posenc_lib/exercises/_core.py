@@ -40,7 +40,7 @@ How to write a checker (every checker in this package follows this pattern)::
    names it, even if it caught the error.
 4. **Compare.** ``compare(got, expected) -> bool``; accept every valid form of the answer (NumPy
    or torch, another float dtype, a subclass of the expected exception, an exact fraction).
-5. **Tests** (``tests/test_exercises_*.py``): the checker fails the stub, every typical wrong
+5. **Tests** (``tests/grading/test_exercises_*.py``): the checker fails the stub, every typical wrong
    answer with its specific hint, and an answer that calls the forbidden library code; it passes
    the notebook's solution and at least one answer written differently.
 """

@@ -12,7 +12,7 @@ student edition in a temporary folder, and for every notebook found under book/:
 - run cell by cell (errors allowed), the only errors are ``NotImplementedError`` in
   cells that hold a stub, and every checker called on a stubbed function prints a
   failing verdict instead of crashing. The run is nbgrader's autograde of the release
-  (tests/_nbgrader_course.py), which tests/test_nbgrader.py shows to be the student edition plus
+  (tests/_nbgrader_course.py), which tests/grading/test_nbgrader.py shows to be the student edition plus
   locked test cells; the test cells are left out of this check. In a chapter where some answers
   are library calls in that run, those cells hold no stub; every other answer cell does.
 

@@ -2,7 +2,7 @@
 
 Each ERRORS case must raise the given exception type, from posenc_lib's own code (not from inside torch),
 with a message containing the given text (which names the argument). Each OK case is a valid input that
-must give the right result; its check says what right is. `python tests/test_bad_input_models.py` prints
+must give the right result; its check says what right is. `python tests/unit/test_bad_input_models.py` prints
 the counts.
 """
 

@@ -1,6 +1,6 @@
 """Every package the code outside the library imports is pinned where its users install it.
 
-The notebooks and the library: requirements.txt (and binder/, see tests/test_binder.py). The tests and
+The notebooks and the library: requirements.txt (and binder/, see tests/book/test_binder.py). The tests and
 tools/: requirements-test.txt or requirements.txt. bench/: those or requirements-bench.txt. A package
 that is only pulled in by another one (pinned in constraints.txt) is not enough: an upgrade of that
 other package could drop it.
@@ -16,7 +16,9 @@ import sys
 import pytest
 
 from book_files import ROOT
-from test_binder import canonical, pins
+from packaging.utils import canonicalize_name as canonical
+
+from _helpers import pins
 
 LOCAL = {"posenc_lib", "__future__"}
 FOLDERS = {
@@ -46,7 +48,7 @@ def unpinned(folder: pathlib.Path, requirement_files: list[pathlib.Path]) -> dic
     distributions = importlib.metadata.packages_distributions()
     missing = {}
     for module in sorted(imported_modules(folder)):
-        names = [canonical(d) for d in distributions.get(module, [module])]
+        names: list[str] = [canonical(d) for d in distributions.get(module, [module])]
         if not pinned & set(names):
             missing[module] = names
     return missing

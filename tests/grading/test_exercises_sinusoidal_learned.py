@@ -1,6 +1,6 @@
 """The checkers of chapters 2-4: each fails on the stub, on an answer that calls the library it asks the
 student to write, and on typical wrong answers (each with its specific hint), and passes right answers
-written in several valid forms. (check_shift_matrix and check_position_share: tests/test_exercises_text1.py.)"""
+written in several valid forms. (check_shift_matrix and check_position_share: tests/grading/test_exercises_shift_and_share.py.)"""
 
 import math
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT
 from posenc_lib import plotting
 
-COLUMN_PX = 760  # the text column at 1366 px (tests/test_browser.py measures ~757 px for figures)
+COLUMN_PX = 760  # the text column at 1366 px (tests/site/test_browser.py measures ~757 px for figures)
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from book_files import toc_chapters
+from _helpers import scratch_book
 from conftest import ROOT, build
 
 
@@ -49,25 +50,6 @@ def test_the_build_executes_only_the_notebooks_nbval_did_not_run(built_site, req
         assert len(figures) == drawn and not [src for src in figures if src.endswith(".png")], (name, drawn, figures)
         drawn_somewhere |= drawn > 0
     assert drawn_somewhere or not built_site.from_nbval
-
-
-def scratch_book(tmp_path: pathlib.Path, chapter: str, code: str) -> pathlib.Path:
-    """A one-chapter book with the repository's configuration, extensions and static files."""
-    source = tmp_path / "src"
-    (source / "book").mkdir(parents=True)
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    local = config["sphinx"].get("local_extensions", {})
-    config["sphinx"]["local_extensions"] = {name: str(ROOT / path) for name, path in local.items()}
-    (source / "_config.yml").write_text(yaml.safe_dump(config))
-    shutil.copytree(ROOT / "book" / "_static", source / "book" / "_static")
-    shutil.copy(ROOT / "book" / "references.bib", source / "book")
-    (source / "book" / "intro.md").write_text("# Intro\n\nA scratch book with one chapter.\n")
-    (source / "_toc.yml").write_text(f"format: jb-book\nroot: book/intro\nchapters:\n  - file: book/{chapter}\n")
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_markdown_cell(f"# {chapter}"), nbformat.v4.new_code_cell(code)]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, source / "book" / f"{chapter}.ipynb")
-    return source
 
 
 @pytest.mark.book

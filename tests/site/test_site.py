@@ -1,6 +1,6 @@
 """The built website's HTML: what tools/course_site.py and tools/offline_site.py promise, page by page.
 
-(The same site in a browser is tests/test_browser.py; its speed is tests/test_lighthouse.py.)
+(The same site in a browser is tests/site/test_browser.py; its speed is tests/site/test_lighthouse.py.)
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_contributing_is_not_a_web_link(html):
 
 
 def test_a_diagram_or_formula_that_cannot_be_drawn_fails_the_build(tmp_path):
-    from test_book import scratch_book
+    from _helpers import scratch_book
 
     source = scratch_book(tmp_path, "faulty", "1 + 1")
     path = source / "book" / "faulty.ipynb"

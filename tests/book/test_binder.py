@@ -12,42 +12,22 @@ import nbformat
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from packaging.utils import canonicalize_name as canonical
+
+from _helpers import pins, requirement_lines
 from book_files import ROOT, book_config, book_notebooks
 
 BINDER = ROOT / "binder"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 NOTEBOOKS = book_notebooks()
-PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)$")
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def requirement_lines(path) -> list[str]:
-    return [
-        line.split(" #")[0].strip()
-        for line in path.read_text().splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-
-
-def pins(path) -> dict[str, str]:
-    """{canonical name: version} for every `name==version` line."""
-    found = {}
-    for line in requirement_lines(path):
-        if match := PIN.match(line):
-            found[canonical(match[1])] = match[2]
-    return found
-
-
 def public(version: str) -> str:
     return version.split("+")[0]  # 2.13.0+cpu -> 2.13.0
 
 
 def test_every_binder_line_is_a_pin_the_cpu_index_or_the_course_library():
-    for line in requirement_lines(BINDER / "requirements.txt"):
-        assert PIN.match(line) or line in (f"--extra-index-url {CPU_INDEX}", "-e ."), f"unexpected line: {line!r}"
+    lines = requirement_lines(BINDER / "requirements.txt")
+    others = [line for line in lines if line not in (f"--extra-index-url {CPU_INDEX}", "-e .")]
+    assert len(pins(BINDER / "requirements.txt")) == len(others), f"a line that is not an exact pin: {others}"
 
 
 def test_binder_versions_agree_with_the_project_requirements():

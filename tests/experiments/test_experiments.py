@@ -12,7 +12,6 @@ These tests make sure the file is what the current script produces:
 """
 
 import json
-import pathlib
 
 import nbformat
 import pytest
@@ -20,10 +19,10 @@ import torch
 
 import posenc_lib as pe
 import run_experiments as script
+from book_files import ROOT
 from posenc_lib import training
 from posenc_lib.model import TinyTransformer, TransformerConfig, build_model, count_parameters
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "book" / "data" / "experiments.json"
 NOTEBOOK = ROOT / "book" / "12_experiments.ipynb"
 

@@ -2,7 +2,7 @@
 
 HF computes in float32 and we in float64, so agreement is to float32 rounding:
 we compare relative differences and print the largest one per variant
-(``pytest -s tests/test_rope_scaling.py`` shows them).
+(``pytest -s tests/unit/test_rope_scaling.py`` shows them).
 """
 
 import pytest
