@@ -2,6 +2,8 @@
 
 - :func:`pins` reads the ``name==version`` lines of a requirements file, with ``packaging``;
 - :func:`scratch_book` writes a one-chapter book with the course's configuration, for build tests.
+- :func:`checker_contract` gives the tests every exercise checker passes; :func:`numpy_sinusoidal_table`
+  is a sinusoidal table written with NumPy (no posenc_lib), with one mistake switched on if asked.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import pathlib
 import shutil
 
 import nbformat
+import numpy as np
+import pytest
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -57,3 +61,61 @@ def scratch_book(tmp_path: pathlib.Path, chapter: str, code: str) -> pathlib.Pat
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, source / "book" / f"{chapter}.ipynb")
     return source
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def checker_contract(checker, solution, wrong_answers):
+    """The tests every exercise checker passes, for a test module to bind at its top level::
+
+        test_passes_the_solution, test_fails_the_stub, test_fails_typical_wrong_answers = checker_contract(
+            check_x, solution, [(wrong_answer, "a phrase of its specific hint"), ...]
+        )
+
+    The solution passes (and the verdict says PASS); a stub that raises NotImplementedError and a
+    non-function fail; each typical wrong answer fails with its own hint, not the general one.
+    """
+
+    def test_passes_the_solution(capsys):
+        result = checker(solution)
+        assert result and result.passed
+        assert "PASS" in capsys.readouterr().out
+
+    def test_fails_the_stub(capsys):
+        assert not checker(_stub)
+        assert "not implemented" in capsys.readouterr().out
+        assert not checker(42)  # not a function
+
+    @pytest.mark.parametrize("wrong, hint", wrong_answers, ids=[wrong.__name__ for wrong, _ in wrong_answers])
+    def test_fails_typical_wrong_answers(wrong, hint, capsys):
+        result = checker(wrong)
+        assert not result
+        assert hint in result.hint and hint in capsys.readouterr().out
+
+    return test_passes_the_solution, test_fails_the_stub, test_fails_typical_wrong_answers
+
+
+def numpy_sinusoidal_table(
+    seq_len,
+    d_model,
+    *,
+    exponent=lambda k, d: 2 * k / d,
+    cos_exponent=None,
+    swap=False,
+    first=0,
+    concatenated=False,
+    dtype=np.float64,
+):
+    """A sinusoidal table written with NumPy (no posenc_lib), with one mistake switched on if asked."""
+    cos_exponent = cos_exponent or exponent
+    p = np.arange(first, first + seq_len, dtype=np.float64)[:, None]  # (s, 1)
+    sines = p / 10000.0 ** exponent(np.arange((d_model + 1) // 2), d_model)  # (s, ceil(d/2)) angles
+    cosines = p / 10000.0 ** cos_exponent(np.arange(d_model // 2), d_model)  # (s, floor(d/2))
+    even, odd = (np.cos(sines), np.sin(cosines)) if swap else (np.sin(sines), np.cos(cosines))
+    if concatenated:
+        return np.concatenate([even, odd], axis=1).astype(dtype)
+    out = np.zeros((seq_len, d_model), dtype=dtype)
+    out[:, 0::2], out[:, 1::2] = even, odd
+    return out

@@ -10,12 +10,16 @@ A notebook calls a checker right after the student's cell, e.g.
 from ._core import Case, CheckResult, Diagnosis, LibraryCallError, arrays_close, check_function, library_unavailable
 from .alibi import check_alibi_slopes
 from .analogy import check_add_positions, check_position_share
+from .choosing import check_fraction_unseen
 from .experiments import check_directional_alibi, check_interpolate
-from .extension import check_llama3_groups, check_ntk_frequencies, check_t5_bucket, check_untrained_buckets
+from .interview_questions import check_interleaved_to_half
 from .learned import check_position_lookup
-from .model import check_fraction_unseen, check_interleaved_to_half, check_is_equivariant, check_rope_scores
+from .long_context import check_llama3_groups, check_ntk_frequencies
+from .relative_biases import check_t5_bucket, check_untrained_buckets
 from .rope import check_rope_half, check_rope_interleaved
 from .sinusoidal import check_shift_matrix, check_sinusoidal
+from .where_it_plugs_in import check_rope_scores
+from .why_order_matters import check_is_equivariant
 
 __all__ = [
     "Case",

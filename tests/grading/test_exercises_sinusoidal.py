@@ -1,13 +1,5 @@
-"""The checkers of the second edition's exercises 2.2 and 3.2.
-
-check_shift_matrix (3.2): M_Δ of the concatenated sinusoidal layout. It fails the stub, the first
-edition's interleaved answer and every typical wrong answer (each with its specific hint), and an answer
-that calls posenc_lib's shift_matrix; it passes right answers written in three ways (blocks C and S, the
-interleaved matrix reordered, least squares on the table).
-
-check_position_share (2.2): (c, share) for a drawn position vector. It fails the stub and each typical
-slip with its hint, and passes answers written with torch, NumPy and plain Python.
-"""
+"""Chapter 3's checkers (the sinusoidal table; the shift matrix M_Δ) fail on the stub and on typical wrong answers
+(with the matching hint), and pass on right answers written in several valid forms."""
 
 import math
 
@@ -16,13 +8,91 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_position_share, check_shift_matrix
-from posenc_lib.exercises.analogy import SHARE_HINT
-from posenc_lib.exercises.sinusoidal import SHIFT_HINT
+from _helpers import numpy_sinusoidal_table as table
+from posenc_lib.exercises import check_shift_matrix, check_sinusoidal
+from posenc_lib.exercises.sinusoidal import SHIFT_HINT, SINUSOIDAL_HINT
 
 
-def stub(*args):
+def stub(*args, **kwargs):
     raise NotImplementedError()
+
+
+# --- check_sinusoidal ---------------------------------------------------------------------------
+
+
+def sinusoidal_student_loop(seq_len, d_model):
+    """A right answer as a double loop, returning a torch tensor."""
+    out = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    for p in range(seq_len):
+        for c in range(d_model):
+            angle = p / 10000 ** (2 * (c // 2) / d_model)
+            out[p, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+    return out
+
+
+SINUSOIDAL_WRONG = {
+    "off-by-one exponent 2(k+1)/d": (
+        lambda s, d: table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
+        "off by one pair",
+    ),
+    "odd column uses its own index": (
+        lambda s, d: table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
+        "SAME frequency",
+    ),
+    "exponent 2i/d with i the column index": (
+        lambda s, d: table(s, d, exponent=lambda k, d: 4 * k / d),
+        "doubled the index",
+    ),
+    "sin and cos swapped": (lambda s, d: table(s, d, swap=True), "swapped"),
+    "concatenated layout": (lambda s, d: table(s, d, concatenated=True), "concatenated layout"),
+    "positions start at 1": (lambda s, d: table(s, d, first=1), "positions start at 0"),
+    "exponent sign flipped": (lambda s, d: table(s, d, exponent=lambda k, d: -2 * k / d), "sign is flipped"),
+    "an extra column for odd d": (lambda s, d: table(s, d + d % 2), "d_model + 1 columns"),
+    "a list of lists of zeros": (lambda s, d: np.zeros((s, d)).tolist(), "every entry of your result is 0"),
+    "forgot to return": (lambda s, d: None, "returned None"),
+    "crashes on odd d": (
+        lambda s, d: table(s, d) if d % 2 == 0 else np.zeros((s, d))[:, ::3] @ np.ones((2, 2)),
+        "odd d_model: the last column",
+    ),
+}
+
+
+def test_sinusoidal_checker_fails_the_stub(capsys):
+    assert not check_sinusoidal(stub)
+    assert "not implemented" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", SINUSOIDAL_WRONG)
+def test_sinusoidal_checker_fails_wrong_answers_with_the_right_hint(name, capsys):
+    wrong, hint = SINUSOIDAL_WRONG[name]
+    result = check_sinusoidal(wrong)
+    assert not result
+    assert hint in capsys.readouterr().out
+    assert result.hint != SINUSOIDAL_HINT  # a specific hint, not the general one
+
+
+def test_sinusoidal_checker_passes_solutions():
+    assert check_sinusoidal(table)
+    assert check_sinusoidal(sinusoidal_student_loop)
+    assert check_sinusoidal(lambda s, d: torch.from_numpy(table(s, d, dtype=np.float32)))  # float32, torch
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, d: pe.sinusoidal_encoding(s, d),
+        lambda s, d: pe.sinusoidal_encoding_loop(s, d),
+        lambda s, d: pe.SinusoidalPositionalEncoding(d, s)(torch.zeros(1, s, d))[0],
+        lambda s, d: np.sin(np.arange(s)[:, None] * pe.sinusoidal_frequencies(d)),
+    ],
+)
+def test_sinusoidal_checker_fails_an_answer_that_calls_the_library(call, capsys):
+    result = check_sinusoidal(call)
+    assert not result and result.reason == "calls the library"
+    assert "switched off" in capsys.readouterr().out
+
+
+# --- check_shift_matrix ---------------------------------------------------------------------
 
 
 def theta(d_model):
@@ -117,59 +187,3 @@ def test_the_reference_shifts_the_concatenated_table():
     table = pe.sinusoidal_encoding(40, d_model, layout="concatenated", dtype=torch.float64).numpy()  # (40, d)
     m = by_blocks(delta, d_model)
     np.testing.assert_allclose(table[:-delta] @ m.T, table[delta:], atol=1e-12)
-
-
-# --- check_position_share (exercise 2.2) -------------------------------------------------------------
-
-
-def share_torch(vector, d_model):
-    v = torch.tensor(vector, dtype=torch.float64)
-    c = v.norm() / math.sqrt(len(vector) / 2)  # rows of the width-n table have norm sqrt(n/2)
-    return c, c * math.sqrt(d_model / 2) / math.sqrt(d_model)
-
-
-def share_numpy(vector, d_model):
-    c = np.linalg.norm(vector) / np.sqrt(len(vector) / 2)
-    return np.array([c, c / np.sqrt(2)], dtype=np.float32)  # the share does not depend on d
-
-
-def share_python(vector, d_model):
-    c = math.sqrt(sum(x * x for x in vector) / (len(vector) / 2))
-    return [c, c / math.sqrt(2)]
-
-
-def test_the_share_checker_fails_the_stub():
-    assert not check_position_share(stub)
-
-
-SHARE_WRONG = {
-    "row norm sqrt(n)": (
-        lambda v, d: (np.linalg.norm(v) / math.sqrt(len(v)), np.linalg.norm(v) / math.sqrt(len(v)) / math.sqrt(2)),
-        "not sqrt(n)",
-    ),
-    "word norm sqrt(d/2), or share = c": (lambda v, d: (share_python(v, d)[0],) * 2, "not sqrt(d/2)"),
-    "table width d_model": (
-        lambda v, d: (np.linalg.norm(v) / math.sqrt(d / 2), np.linalg.norm(v) / math.sqrt(d / 2) / math.sqrt(2)),
-        "len(vector)",
-    ),
-    "inverted share": (lambda v, d: (share_python(v, d)[0], 1 / share_python(v, d)[1]), "other way round"),
-    "numbers of the picture, hard-coded": (lambda v, d: (0.0442, 0.0312), "a drawn vector of 6 entries"),
-}
-
-
-@pytest.mark.parametrize("name", SHARE_WRONG)
-def test_the_share_checker_fails_typical_slips_with_their_hint(name, capsys):
-    wrong, hint = SHARE_WRONG[name]
-    result = check_position_share(wrong)
-    assert not result and result.hint != SHARE_HINT
-    assert hint in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("answer", [share_torch, share_numpy, share_python], ids=["torch", "numpy", "python"])
-def test_the_share_checker_passes_right_answers(answer):
-    assert check_position_share(answer)
-
-
-def test_the_drawn_vector_gives_the_numbers_the_chapter_states():
-    c, share = share_python([0.02, 0.01, 0.05, 0.03], 512)
-    assert abs(c - 0.044) < 0.0005 and abs(share - 0.031) < 0.0005
