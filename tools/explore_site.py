@@ -1,9 +1,9 @@
 """Sphinx extension: explorable figures and self-check questions on the website (``_config.yml`` loads it).
 
-A notebook output made by ``posenc_lib.explore`` or ``posenc_lib.questions`` carries its module and
+A notebook output made by ``posenc_lib.explore`` or ``posenc_lib.questions`` carries its script and
 style sheet inline (``data-pe-inline``), so that it works in Jupyter and Colab. On the website each page
-that has such outputs loses those inline copies and links, once, ``_static/explore/explore.js`` (a
-module with every kind, cached across pages) and ``_static/explore/explore.css`` (which the style
+that has such outputs loses those inline copies and links, once, ``_static/explore/explore.js`` (one
+script with every kind, deferred, cached across pages) and ``_static/explore/explore.css`` (which the style
 bundler of tools/course_site.py folds into the page's one style sheet). Pages without explorables load
 neither: no script, no rule.
 """
@@ -20,7 +20,7 @@ INLINE = re.compile(r"<(script|style)\b[^>]*\bdata-pe-inline\b[^>]*>.*?</\1>\s*"
 
 
 def _write_assets(app: Any) -> None:
-    """The site's copies of the module and style sheet, written before any page (Sphinx then stamps their checksums)."""
+    """The site's copies of the script and style sheet, written before any page (Sphinx then stamps their checksums)."""
     if app.builder.format != "html":
         return
     from posenc_lib import explore
@@ -38,7 +38,7 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
     from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
 
     context["body"] = INLINE.sub("", body)
-    context["script_files"].append(_JavaScript(f"_static/{SCRIPT}", priority=800, type="module"))
+    context["script_files"].append(_JavaScript(f"_static/{SCRIPT}", priority=800))  # deferred by course_site
     context["css_files"].append(
         _CascadingStyleSheet(f"_static/{STYLE}", priority=800, rel="stylesheet", type="text/css")
     )

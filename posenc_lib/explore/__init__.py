@@ -6,9 +6,9 @@ One call places one (the cell is tagged ``remove-input`` on the website)::
 
 Each call returns an :class:`Explorable`, which Jupyter, Colab and the website show as the same HTML:
 a ``<div class="pe-explore" data-pe-kind="...">`` holding the starting parameters as JSON, the
-module that draws it (``static/*.js``) and its style sheet inline. In a notebook the inline module
+script that draws it (``static/*.js``) and its style sheet inline. In a notebook the inline script
 runs (Jupyter runs the scripts of trusted outputs: those of cells run in the session); on the
-website, ``tools/explore_site.py`` replaces the inline module and style sheet by one file each in
+website, ``tools/explore_site.py`` replaces the inline script and style sheet by one file each in
 ``_static/explore/``, linked only from pages that have explorables. The stored output is the same on
 every machine: parameters, data and code, no random ids and no numbers computed in floating point.
 
@@ -50,7 +50,7 @@ KIND_FILES = {
     "quiz": "quiz.js",
 }
 STYLE_FILE = "explore.css"
-INLINE = "data-pe-inline"  # marks the inline module and style sheet the website build replaces
+INLINE = "data-pe-inline"  # marks the inline script and style sheet the website build replaces
 NO_SCRIPT = (
     "An interactive figure: it needs JavaScript. In Jupyter, run this cell to use it "
     "(Jupyter runs the scripts of trusted notebooks only)."
@@ -59,10 +59,13 @@ SCALING_METHODS = ("linear", "ntk", "dynamic_ntk", "yarn", "llama3")
 
 
 def script(kinds: Iterable[str] | None = None) -> str:
-    """The module that draws these kinds (all by default): core.js, one file per kind, boot.js."""
+    """The script that draws these kinds (all by default): core.js, one file per kind, boot.js, in one function
+    scope, so that the copies a notebook's outputs carry do not collide. A classic script, not a module: pages
+    opened from disk (file://) may not load modules."""
     names = list(KIND_FILES) if kinds is None else [check_choice("kind", kind, KIND_FILES) for kind in kinds]
     files = ["core.js", *(KIND_FILES[name] for name in dict.fromkeys(names)), "boot.js"]
-    return "\n".join((STATIC / name).read_text(encoding="utf-8") for name in files)
+    body = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in files)
+    return f'(() => {{\n"use strict";\n{body}}})();\n'
 
 
 def stylesheet() -> str:
@@ -86,7 +89,7 @@ class Explorable:
     css_class: str = ""
 
     def container(self) -> str:
-        """The figure's element, without the module and style sheet."""
+        """The figure's element, without the script and style sheet."""
         data = f'<script type="application/json" class="pe-data">{to_json(self.data)}</script>' if self.data else ""
         classes = " ".join(["pe-explore", self.css_class]).strip()
         return (
@@ -98,7 +101,7 @@ class Explorable:
     def _repr_html_(self) -> str:
         return (
             f"<style {INLINE}>\n{stylesheet()}</style>\n{self.container()}\n"
-            f'<script type="module" {INLINE}>\n{script([self.kind])}</script>'
+            f"<script {INLINE}>\n{script([self.kind])}</script>"
         )
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ for each array drawn, max |page - library| / max |library| (float64 arithmetic o
 ALiBi's spans) must be equal. The largest differences go to ``test-artifacts/explorables.json``.
 
 The same checks run on every explorable of the course's own site (none until the chapters place them),
-and each check is shown to fail on a copy of the site whose module has one formula broken.
+and each check is shown to fail when the site's script has one formula broken.
 
 Also: keyboard and touch (a 390 px phone) operate every kind of control; no page scrolls sideways; axe,
 with Lighthouse's accessibility settings, finds nothing in light or dark mode; the Play button is not
@@ -402,9 +402,9 @@ def open_page(context, url: str):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.route("**/*", lambda route: route.fallback() if site_check.is_local(route.request.url) else route.abort())
     page.goto(url, wait_until="load")
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.pe-explore')].every((e) => e.querySelector(':scope > script.pe-state'))"
-    )
+    for root in figures(page):  # each starts when it comes near the screen
+        root.scroll_into_view_if_needed()
+        root.locator(":scope > script.pe-state").wait_for(state="attached")
     page.errors = errors
     return page
 
@@ -482,17 +482,21 @@ def test_the_questions_check_answers_with_the_computed_numbers(base, contexts):
 
 
 def test_the_page_renders_offline_fits_a_phone_and_is_accessible_in_both_modes(base, contexts):
-    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "screenshots").mkdir(parents=True, exist_ok=True)
     for mode in ("light", "dark"):
         for phone in (False, True):
             context = contexts(phone=phone, color_scheme=mode)
             width = (site_check.PHONE if phone else site_check.DESKTOP)["width"]
-            shot = ARTIFACTS / "screenshots" / f"explorables-{mode}-{width}.png"
-            problems, report = site_check.inspect_page(context, base + PAGE, phone=phone, screenshot=shot)
-            assert not [p for p in problems if p.kind in ("load", "sideways", "wide")], problems
             page = open_page(context, base + PAGE)
             assert page.evaluate("document.documentElement.dataset.theme") == mode
             page.add_style_tag(content=site_check.LAY_OUT_EVERYTHING)
+            # site_check's checks with every figure started: no sideways scroll, nothing wider than its box
+            report = page.evaluate(site_check.INSPECT_PAGE, site_check.RENDER_TIMEOUT_MS)
+            problems = [
+                p for p in site_check.problems_of(report, phone=phone) if p.kind in ("load", "sideways", "wide")
+            ]
+            assert not problems and not page.errors, (problems, page.errors)
+            page.screenshot(path=str(ARTIFACTS / "screenshots" / f"explorables-{mode}-{width}.png"), full_page=True)
             fits = page.evaluate(
                 "() => [...document.querySelectorAll('.pe-explore, .pe-explore svg')].every((e) =>"
                 " e.getBoundingClientRect().right <= document.documentElement.clientWidth + 1)"
@@ -502,10 +506,26 @@ def test_the_page_renders_offline_fits_a_phone_and_is_accessible_in_both_modes(b
             quiz.locator("input[type=radio]").first.check()  # feedback shown, in both colours
             quiz.locator("input.pe-input").first.fill("1")
             quiz.locator("input.pe-input").first.press("Enter")
+            page.evaluate("window.scrollTo(0, 0)")  # as Lighthouse sees a page: the theme's back-to-top button hidden
+            page.locator("#pst-back-to-top").wait_for(state="hidden")
             page.add_script_tag(path=str(AXE))
             violations = page.evaluate("options => axe.run(document, options).then((r) => r.violations)", AXE_OPTIONS)
             found = [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in violations if v["id"] not in UNSCORED]
             assert not found, f"{mode}, {width} px: {found}"
+
+
+def test_a_figure_starts_when_it_comes_near_the_screen(base, contexts):
+    # the page does no work for figures below the first screens: nothing computed, nothing moves
+    page = contexts().new_page()
+    page.goto(base + PAGE, wait_until="load")
+    first, quiz = page.locator(".pe-explore").first, page.locator(".pe-quiz")
+    first.locator(":scope > script.pe-state").wait_for(state="attached")
+    page.wait_for_timeout(300)
+    assert quiz.get_attribute("data-pe-waiting") == "" and quiz.locator("fieldset").count() == 0
+    assert not quiz.locator(".pe-nojs").is_visible()  # the script runs: no "needs JavaScript" sentence
+    quiz.scroll_into_view_if_needed()
+    quiz.locator(":scope > script.pe-state").wait_for(state="attached")
+    assert quiz.get_attribute("data-pe-live") == "" and quiz.locator("fieldset").count() == 5
 
 
 def test_every_control_is_reached_and_worked_by_keyboard(base, contexts):
@@ -596,14 +616,20 @@ def shown(page, selector: str) -> bool:
 def test_the_static_figure_stands_in_without_javascript_and_in_print(base, contexts):
     fallback = ".tag_explorable-fallback > .cell_output"
     page = open_page(contexts(), base + PAGE)
-    assert page.locator(".tag_explorable-fallback.pe-replaced").count() == 1
-    assert not shown(page, fallback)  # on screen the explorable replaces it
+    assert not shown(page, fallback)  # on screen the explorable stands in for it
     page.emulate_media(media="print")
     assert shown(page, fallback) and not page.locator('.pe-explore[data-pe-kind="sinusoidal"]').is_visible()
     static = contexts(raw={"java_script_enabled": False}).new_page()
     static.goto(base + PAGE, wait_until="load")
     assert shown(static, fallback)
     assert static.locator(".pe-explore .pe-nojs").first.text_content() == explore.NO_SCRIPT
+
+
+def test_a_page_opened_from_disk_starts_its_explorables(scratch_site, contexts):
+    # a reader who builds the site and opens it from disk (file://): a classic script runs there
+    page = open_page(contexts(), (scratch_site / PAGE).as_uri())
+    assert all(root.get_attribute("data-pe-live") == "" for root in figures(page))
+    assert check(figures(page)[1], "rope") <= TOLERANCE and not page.errors, page.errors
 
 
 # ------------------------------------------------------------------ what pages load

@@ -1,4 +1,4 @@
-"""Explorable figures (posenc_lib.explore) without a browser: the HTML a notebook stores, the module it
+"""Explorable figures (posenc_lib.explore) without a browser: the HTML a notebook stores, the script it
 carries, the arguments it refuses, and the reference numbers the browser tests compare with.
 
 What the JavaScript draws is compared with the library in a browser by tests/site/test_explorables.py.
@@ -38,10 +38,10 @@ def every_kind() -> list[explore.Explorable]:
 
 
 def parts(html: str) -> dict[str, str]:
-    """The inline style sheet, the container and the inline module of an explorable's HTML."""
+    """The inline style sheet, the container and the inline script of an explorable's HTML."""
     match = re.fullmatch(
         r'<style data-pe-inline>\n(?P<css>.*?)</style>\n(?P<container><div class="pe-explore.*?</div>)\n'
-        r'<script type="module" data-pe-inline>\n(?P<js>.*)</script>',
+        r"<script data-pe-inline>\n(?P<js>.*)</script>",
         html,
         re.DOTALL,
     )
@@ -66,9 +66,9 @@ def test_the_stored_html_is_the_same_every_time_and_carries_its_parameters(item)
 def test_a_notebook_output_carries_only_its_own_kind():
     rope_only = explore.script(["rope"])
     assert "KINDS.rope =" in rope_only and "KINDS.alibi =" not in rope_only
-    assert rope_only.startswith((explore.STATIC / "core.js").read_text()) and rope_only.endswith(
-        (explore.STATIC / "boot.js").read_text()
-    )
+    body = rope_only.split("\n", 2)[2]  # after the function's first two lines
+    assert body.startswith((explore.STATIC / "core.js").read_text())
+    assert body.endswith((explore.STATIC / "boot.js").read_text() + "})();\n")
     everything = explore.script()
     assert all(f"KINDS.{kind} =" in everything for kind in explore.KIND_FILES)
 
@@ -86,7 +86,8 @@ def test_the_stored_html_is_portable_and_requests_nothing(item):
     assert urls <= {"http://www.w3.org/2000/svg"}, urls  # the SVG namespace, never fetched
     found = parts(html)
     assert "</script" not in found["js"] and "</style" not in found["css"]
-    assert "import " not in found["js"] and "fetch(" not in found["js"]  # one self-contained module
+    assert "import " not in found["js"] and "fetch(" not in found["js"]  # one self-contained script
+    assert found["js"].startswith('(() => {\n"use strict";') and found["js"].endswith("})();\n")  # its own scope
 
 
 def test_the_website_bundle_fits_the_budget():
@@ -105,7 +106,7 @@ def test_every_style_rule_names_classes_the_scripts_or_html_write():
 
 
 def test_the_static_files_are_package_data():
-    # Colab installs posenc_lib from the repository (not editable): the module must come with it
+    # Colab installs posenc_lib from the repository (not editable): the script must come with it
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "posenc_lib.explore" in config["packages"] and "posenc_lib.questions" in config["packages"]
     patterns = config["package-data"]["posenc_lib.explore"]

@@ -1,8 +1,8 @@
 // Explorable figures of the positional-encoding course: the shared core (controls, plots, state).
 //
 // posenc_lib.explore writes each figure as <div class="pe-explore" data-pe-kind="KIND"> holding its
-// starting parameters in <script type="application/json" class="pe-params">. This module (core.js,
-// then one file per kind, then boot.js, joined by posenc_lib.explore) starts every such figure it
+// starting parameters in <script type="application/json" class="pe-params">. This script (core.js,
+// then one file per kind, then boot.js, joined in one function by posenc_lib.explore) starts every figure it
 // has a kind for: it builds labelled controls and plots, and after every change writes what it draws
 // to <script type="application/json" class="pe-state">: {"kind", "params", "drawn"}, the convention
 // tests/site/test_explorables.py reads (CONTRIBUTING.md, "Explorable figures and self-check questions").
@@ -331,15 +331,6 @@ function publish(root, state) {
   root.setAttribute("data-pe-revision", String(Number(root.getAttribute("data-pe-revision") || 0) + 1));
 }
 
-// The replaced static figure: the cell right before this one, if its author tagged it
-// `explorable-fallback` (MyST-NB gives the cell the class tag_explorable-fallback). On screen the
-// explorable stands in for it; printed, the static figure is shown and the explorable is not.
-function replaceFallback(root) {
-  const cell = root.closest(".cell");
-  const before = cell && cell.previousElementSibling;
-  if (before && before.classList.contains("tag_explorable-fallback")) before.classList.add("pe-replaced");
-}
-
 function start(root, kind) {
   const params = { ...JSON.parse(root.querySelector(":scope > script.pe-params").textContent) };
   const data = root.querySelector(":scope > script.pe-data");  // large fixed data: read, never published
@@ -378,5 +369,4 @@ function start(root, kind) {
   update();
   let width = root.clientWidth;
   new ResizeObserver(() => { if (root.clientWidth !== width) { width = root.clientWidth; draw(); } }).observe(root);
-  replaceFallback(root);
 }
