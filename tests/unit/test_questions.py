@@ -10,6 +10,7 @@ import json
 import math
 import re
 import xml.etree.ElementTree as ElementTree
+from typing import Any
 
 import nbformat
 import pytest
@@ -77,7 +78,7 @@ def test_a_choice_marked_wrong_by_hand_is_refused():
 
 
 def test_a_numeric_answer_must_be_computed_and_distinct_from_its_wrong_answers():
-    typed = Numeric(label="q-test-typed", prompt="?", answer=0.7071, explanation="")  # type: ignore[arg-type]
+    typed = Numeric(label="q-test-typed", prompt="?", answer=0.7071, explanation="")
     with pytest.raises(TypeError, match="answer must be a function"):
         typed.check()
     close = Numeric(
@@ -134,11 +135,18 @@ def unescape(text: str) -> str:
 
 def parse_gift(text: str) -> tuple[str, list[dict]]:
     """The category and the questions of a GIFT file as tools/export_questions.py writes it."""
-    category = re.match(r"\$CATEGORY: (.*)\n", text).group(1)
+    header = re.match(r"\$CATEGORY: (.*)\n", text)
+    assert header, text[:80]
     found = []
     for block in re.findall(r"^::(.*?)::(.*?) \{\n(.*?)\n\}$", text, re.MULTILINE | re.DOTALL):
         title, prompt, body = block
-        question = {"title": unescape(title), "prompt": unescape(prompt), "answers": [], "general": None}
+        answers: list[dict[str, Any]] = []
+        question: dict[str, Any] = {
+            "title": unescape(title),
+            "prompt": unescape(prompt),
+            "answers": answers,
+            "general": None,
+        }
         for line in body.split("\n"):
             line = line.strip()
             if line.startswith("####"):
@@ -146,22 +154,20 @@ def parse_gift(text: str) -> tuple[str, list[dict]]:
             elif line.startswith("#="):  # numerical: #=value:tolerance#feedback
                 number, feedback = gift_fields(line[2:])
                 value, tolerance = number.split(":")
-                question["answers"].append(
+                answers.append(
                     {"fraction": 100, "value": float(value), "tolerance": float(tolerance), "feedback": feedback}
                 )
             elif line.startswith("=%0%"):
                 number, feedback = gift_fields(line[4:])
                 value, tolerance = number.split(":")
-                question["answers"].append(
+                answers.append(
                     {"fraction": 0, "value": float(value), "tolerance": float(tolerance), "feedback": feedback}
                 )
             else:
                 answer, feedback = gift_fields(line[1:])
-                question["answers"].append(
-                    {"fraction": 100 if line[0] == "=" else 0, "text": answer, "feedback": feedback}
-                )
+                answers.append({"fraction": 100 if line[0] == "=" else 0, "text": answer, "feedback": feedback})
         found.append(question)
-    return category, found
+    return header.group(1), found
 
 
 def expected(question) -> list[dict]:
