@@ -670,7 +670,15 @@ def test_a_page_with_explorables_adds_one_small_script_and_a_page_without_adds_n
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "explorables-bytes.json").write_text(json.dumps({"explore.js": len(served.encode()), "gzip": size}))
     assert ".pe-explore" in stylesheet_of(scratch_site, PAGE)
-    assert all(f".pe-s{i}" in stylesheet_of(scratch_site, PAGE) for i in range(6))  # kept by the purge
+    sheet = stylesheet_of(scratch_site, PAGE)
+    kept = [f".pe-s{i}" for i in range(6)] + [  # rules the purge must keep: names and attributes the script sets
+        '.pe-explore[data-pe-kind="rope"]:not([data-pe-live])',
+        '[data-pe-result="correct"]',
+        "@media screen and (scripting: enabled)",
+        'html[data-theme="dark"] .pe-explore',
+        "prefers-reduced-motion",
+    ]
+    assert [rule for rule in kept if rule not in sheet] == []
     assert not PE_RULE.search(stylesheet_of(scratch_site, "book/plain.html"))
 
 
