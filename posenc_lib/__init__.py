@@ -30,7 +30,7 @@ Conventions (every function and module follows them):
   runs the formulas only).
 """
 
-from . import fast  # the speed work (posenc_lib.fast)
+from . import explore, fast, questions  # explorable figures and self-check questions; the speed work
 from .alibi import alibi_bias, alibi_bias_compact, alibi_slopes
 from .attention import attention, causal_mask
 from .learned import (
@@ -80,7 +80,9 @@ from .toy import ToyAttentionHead, embed_words
 __version__ = "0.1.0"
 
 __all__ = [
+    "explore",
     "fast",
+    "questions",
     # sinusoidal and learned extras
     "PositionProbe",
     "cosine_similarity_matrix",
