@@ -21,12 +21,14 @@ LINTED := posenc_lib tools bench experiments tests
 help:
 	@echo "make book      - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
-	@echo "                 checks of the website, Lighthouse on three pages (four runs), nbgrader on every chapter"
+	@echo "                 checks and page budgets of the website, Lighthouse on three pages (four runs, no timing"
+	@echo "                 asserted), nbgrader on every chapter"
 	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
 	@echo "make test-portability - nbval on every chapter on the other numeric code paths a CPU can take (CI runs it too)"
 	@echo "make screenshots - build the website and write a screenshot of every page at 1366 and 390 px to test-artifacts/screenshots"
 	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"
-	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; fails below the targets"
+	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; reports performance"
+	@echo "                 against its targets, fails below accessibility, best practices or SEO 1.0"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
 	@echo "make student   - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
@@ -84,8 +86,7 @@ lint: $(STAMP)
 # ends): lint; the session of the notebooks and the website (test-session: nbval executes each notebook
 # once, first, with the nbgrader test cells after their answers; the website is built from that run's
 # outputs and nbgrader grades the solutions from it; nbgrader's round trip executes every chapter's
-# release in the background from the start; Lighthouse runs last, once that session's other work is done;
-# tests/conftest.py); and every other test (test-units, done in a few minutes, long before Lighthouse).
+# release in the background from the start; tests/conftest.py); and every other test (test-units).
 # The environment (uv, about 15 s) and `npm ci` (about 30 s) start side by side; lint and test-units
 # need only the environment, so they start while npm is still installing; test-session needs both.
 test: prerequisites
@@ -93,15 +94,11 @@ test: prerequisites
 
 # (npm: the few other tests that read node_modules, which test-units, started before npm ci ends, must not)
 SESSION_TESTS := nbval or book or nbgrader or npm
-# POSENC_QUIET_AFTER: Lighthouse (which measures speed) waits until this file is gone, i.e. until
-# test-units, which runs beside the session, is done (tests/conftest.py, quiet_machine)
-UNITS_RUNNING := $(abspath .test-units-running)
 test-session: $(STAMP) assets
-	POSENC_QUIET_AFTER=$(UNITS_RUNNING) $(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
+	$(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
 
 test-units: $(STAMP)
-	@touch $(UNITS_RUNNING)
-	@$(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests; status=$$?; rm -f $(UNITS_RUNNING); exit $$status
+	$(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
 # served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json

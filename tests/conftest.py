@@ -27,8 +27,7 @@ solutions again. Those extra items are named ``Cell N nbgrader <grade id>``.
 
 Order and overlap (2 cores; most steps use one): nbval's cells run first; the nbgrader round trip
 on the releases (tests/_nbgrader_course.py) starts in the background when the session starts, and the website build
-as soon as nbval is done, so both run beside single-core steps; Lighthouse, which measures speed,
-runs last, once nothing else runs.
+as soon as nbval is done, so both run beside single-core steps.
 """
 
 from __future__ import annotations
@@ -186,12 +185,9 @@ def _uses(item: pytest.Item, fixture: str) -> bool:
 def _sort_key(item: pytest.Item) -> int:
     """nbval's cells first; then the tests that need neither the website nor nbgrader (while both are made in
     the background); then those that need the website (built right after nbval); then those that read the
-    nbgrader round trip (started with the session, it finishes last); the speed measurements (Lighthouse)
-    last of all, when nothing else runs."""
+    nbgrader round trip (started with the session, it finishes last)."""
     if isinstance(item, IPyNbCell):
         return 0
-    if _uses(item, "quiet_machine"):
-        return 4
     if _uses(item, "nbgrader_course"):
         return 3
     return 2 if _uses(item, "built_site") else 1
@@ -402,18 +398,6 @@ def nbgrader_course():
     grade_solutions(course, nbval_runs_for_grading())  # this session ran no nbval: nbgrader executes them
     BACKGROUND.finished["nbgrader round trip"] = time.perf_counter()
     return course
-
-
-@pytest.fixture(scope="session")
-def quiet_machine() -> None:
-    """Wait until no background work runs (for measurements of speed): this session's background jobs, and
-    the other tests when `make test` runs them beside this session (they remove POSENC_QUIET_AFTER's file
-    when they end; waited for at most 20 minutes)."""
-    BACKGROUND.wait()
-    marker = os.environ.get("POSENC_QUIET_AFTER")
-    deadline = time.monotonic() + 20 * 60
-    while marker and pathlib.Path(marker).exists() and time.monotonic() < deadline:
-        time.sleep(1)
 
 
 @pytest.fixture

@@ -4,12 +4,16 @@
 
 Runs the Lighthouse pinned in package.json with Debian's chromium on every page of the site but
 the index.html redirect (or `--pages`), twice: the desktop preset and the default mobile emulation (a mid-range
-phone on a slow 4G link, simulated). Prints one table and exits 1 when a score is below
-`THRESHOLDS`: desktop performance 0.95, accessibility, best practices and SEO 1.0; mobile
-performance 0.85. A page whose performance misses its threshold is measured twice more and
-judged on the median of the three runs (Lighthouse's own advice for noisy machines).
+phone on a slow 4G link, simulated). Prints one table and exits 1 when a category that does not depend on
+timing is below `REQUIRED` (accessibility, best practices and SEO: 1.0 on both presets). The performance
+score is a timing taken under simulated throttling, so it moves with the machine's load: it is reported
+against `TARGETS` (desktop 0.95, phone 0.9) and never fails a run. A page whose performance misses its
+target is measured twice more and reported as the median of the three runs (Lighthouse's own advice for
+noisy machines). `--report FILE` prints the table of rows written earlier with `--json`.
 
-`make audit` runs it on every page; `make test` (tests/site/test_lighthouse.py) on three pages, four runs.
+`make audit` runs it on every page; `make test` (tests/site/test_lighthouse.py) on three pages, four runs,
+and asserts the deterministic budgets from the same reports (unused CSS, DOM size, image sizes); CI prints
+that run's table (.ci/run).
 Python's http.server sends nothing compressed, so the pages are served here by a small handler
 that gzips text (HTML, CSS, JavaScript, SVG, JSON), as every static host does.
 """
@@ -33,11 +37,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 PRESETS = ("desktop", "mobile")
-THRESHOLDS: dict[str, dict[str, float]] = {
-    "desktop": {"performance": 0.95, "accessibility": 1.0, "best-practices": 1.0, "seo": 1.0},
-    "mobile": {"performance": 0.85},
-}
-RETRIES = 2  # extra runs, for the median, when performance misses its threshold
+REQUIRED: dict[str, float] = {"accessibility": 1.0, "best-practices": 1.0, "seo": 1.0}  # on both presets
+TARGETS: dict[str, float] = {"desktop": 0.95, "mobile": 0.9}  # performance: reported, never a failure
+RETRIES = 2  # extra runs, for the median, when performance misses its target
 METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "cumulative-layout-shift")
 COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
 
@@ -108,35 +110,44 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
             if ref.get("weight", 0) > 0 and report["audits"][ref["id"]].get("score") not in (None, 1)
         }
     )
-    weight = sum(
-        item.get("transferSize", 0)
-        for item in report["audits"].get("network-requests", {}).get("details", {}).get("items", [])
-    )
-    return {"scores": scores, "metrics": metrics, "failing_audits": failing, "transfer_kib": round(weight / 1024)}
+    audits = report["audits"]
+
+    def items(audit_id: str) -> list[dict[str, Any]]:
+        return audits.get(audit_id, {}).get("details", {}).get("items", [])
+
+    return {
+        "scores": scores,
+        "metrics": metrics,
+        "failing_audits": failing,
+        "transfer_kib": round(sum(item.get("transferSize", 0) for item in items("network-requests")) / 1024),
+        # deterministic causes of speed, read from the same run (tests/site/test_lighthouse.py budgets them)
+        "unused_css_bytes": sum(item.get("wastedBytes", 0) for item in items("unused-css-rules")),
+        "dom_elements": audits.get("dom-size", {}).get("numericValue"),
+        "oversized_images": [item.get("url") for item in items("uses-responsive-images")]
+        + [item.get("url") for item in items("image-size-responsive")],
+    }
 
 
-def below(preset: str, scores: dict[str, float]) -> list[str]:
-    return [
-        f"{name} {scores[name]:.2f} < {low}"
-        for name, low in THRESHOLDS[preset].items()
-        if scores[name] is None or scores[name] < low
-    ]
+def below(scores: dict[str, float]) -> list[str]:
+    """The categories other than performance that are below `REQUIRED`."""
+    return [f"{n} {scores[n]} < {low}" for n, low in REQUIRED.items() if scores[n] is None or scores[n] < low]
 
 
-def audit(html: pathlib.Path, jobs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """Each (page, preset) in `jobs`; performance is the median of three runs when one run misses."""
+def audit(html: pathlib.Path, jobs: list[tuple[str, str]], *, retries: int = RETRIES) -> list[dict[str, Any]]:
+    """Each (page, preset) in `jobs`; performance is the median of 1 + `retries` runs when one run misses its
+    target."""
     rows = []
     with site_check.serve(html, GzipHandler) as base:
         for page, preset in jobs:
             if preset not in PRESETS:
                 raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
             runs = [summary(run_lighthouse(base + page, preset))]
-            if any(n.startswith("performance") for n in below(preset, runs[0]["scores"])):
-                runs += [summary(run_lighthouse(base + page, preset)) for _ in range(RETRIES)]
+            if (runs[0]["scores"]["performance"] or 0) < TARGETS[preset]:
+                runs += [summary(run_lighthouse(base + page, preset)) for _ in range(retries)]
             row = dict(runs[0])
             performance = [run["scores"]["performance"] for run in runs]
             row["scores"] = dict(row["scores"], performance=statistics.median(performance))
-            row.update(page=page, preset=preset, performance_runs=performance, problems=below(preset, row["scores"]))
+            row.update(page=page, preset=preset, performance_runs=performance, problems=below(row["scores"]))
             rows.append(row)
             print(format_row(row), flush=True)
     return rows
@@ -153,7 +164,20 @@ def format_row(row: dict[str, Any]) -> str:
         f"  (runs {', '.join(f'{p:.2f}' for p in row['performance_runs'])})" if len(row["performance_runs"]) > 1 else ""
     )
     failing = f"  lost points: {', '.join(row['failing_audits'])}" if row["failing_audits"] else ""
-    return f"{row['page']:40} {row['preset']:8} {cells} {row['transfer_kib']:5d}  {metrics}{runs}{failing}"
+    target = TARGETS[row["preset"]]
+    missed = f"  (performance below its target {target})" if (scores["performance"] or 0) < target else ""
+    return f"{row['page']:40} {row['preset']:8} {cells} {row['transfer_kib']:5d}  {metrics}{runs}{missed}{failing}"
+
+
+def report(rows: list[dict[str, Any]]) -> str:
+    """The table of rows, and a line per page below `REQUIRED`."""
+    lines = [HEADER] + [format_row(row) for row in rows]
+    lines += [
+        f"BELOW REQUIRED: {row['page']} ({row['preset']}): {'; '.join(row['problems'])}"
+        for row in rows
+        if row["problems"]
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
@@ -163,7 +187,14 @@ def main(argv: list[str]) -> int:
         "--pages", nargs="*", help="pages relative to the site root (default: every page but index.html)"
     )
     parser.add_argument("--json", type=pathlib.Path, help="write the rows here")
+    parser.add_argument("--report", type=pathlib.Path, help="print the table of rows written earlier with --json")
     args = parser.parse_args(argv)
+    if args.report:
+        if not args.report.exists():
+            print(f"no Lighthouse rows in {args.report} (the run that writes them did not get that far)")
+            return 1
+        print(report(json.loads(args.report.read_text())))
+        return 0
     if not (args.html / "index.html").exists():
         parser.error(f"{args.html} is not a built site (no index.html); run `make book` first")
     print(HEADER, flush=True)
@@ -173,7 +204,7 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps(rows, indent=1))
     failed = [row for row in rows if row["problems"]]
     for row in failed:
-        print(f"BELOW THRESHOLD: {row['page']} ({row['preset']}): {'; '.join(row['problems'])}")
+        print(f"BELOW REQUIRED: {row['page']} ({row['preset']}): {'; '.join(row['problems'])}")
     return 1 if failed else 0
 
 

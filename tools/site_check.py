@@ -194,7 +194,13 @@ async (timeoutMs) => {
     } catch (e) { return null; }
   };
   const smallest = await Promise.all(images.map(smallestText));
+  // what the page fetched, read to its end (every section laid out, every image loaded, fonts settled):
+  // tools/page_weight.py turns it into bytes by kind
+  await Promise.race([document.fonts.ready, sleep(Math.max(0, deadline - Date.now()))]);
+  const fetched = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
+    .map((e) => ({ url: e.name, blocking: e.renderBlockingStatus || null }));
   return {
+    fetched, elements: document.getElementsByTagName('*').length,
     column: article ? article.clientWidth : 0,
     pageWidth: doc.scrollWidth, windowWidth: doc.clientWidth,
     sticking,

@@ -22,8 +22,10 @@ tests fail, they do not skip.
 
 from __future__ import annotations
 
+import base64
 import os
 import pathlib
+import random
 
 import pytest
 
@@ -125,6 +127,61 @@ def test_images_have_real_alt_text(reports):
     assert not problems, listing(problems)
 
 
+# ------------------------------------------------------------------ page budgets
+# What decides how fast a page shows, measured exactly instead of timed (tools/page_weight.py): the gzip
+# bytes, by kind, of everything a page fetches when read to its end; the requests that block its first
+# paint; its element count; raster images no larger than they are shown. Each budget is the largest value
+# measured on 2026-12-02 plus some headroom (the measurement is in the comment): raise one only with a
+# reason written next to it. Lighthouse's performance score, a timing, is reported by `make audit` and CI.
+PAGE_BUDGET_KIB = {
+    "html": 64,  # 50.4 (chapter 12): a chapter's text, code and outputs
+    "css": 34,  # 29.9: the page's purged bundle
+    "js": 80,  # 69.7 (the search page and its index); 42.9 on a chapter, 59 with the explorables' script
+    "font": 84,  # 73.9 (the appendix): the KaTeX faces a page uses; 115 before the GitHub glyph went
+    "image": 190,  # 165.4 (chapter 12): its figures
+    "data": 0,  # nothing fetches JSON
+}
+RENDER_BLOCKING = 2  # the page's style sheet and Sphinx's documentation_options.js
+RENDER_BLOCKING_SEARCH = 8  # the search page also loads its index and Sphinx's search scripts up front
+MAX_ELEMENTS = 12_000  # 10,393 (chapter 5)
+
+
+def budget_overruns(site: pathlib.Path, reports: list[site_check.PageReport]) -> dict[str, list[str]]:
+    """What each page (at each width) spends beyond its budgets."""
+    import page_weight
+
+    by_page = {}
+    for report in reports:
+        if report.page == "index.html":  # a redirect to book/intro.html, which is measured itself
+            continue
+        row = page_weight.page_weight(site, report)
+        over = [
+            f"{kind}: {size / 1024:.1f} KiB > {PAGE_BUDGET_KIB[kind]} KiB"
+            for kind, size in row["gzip_bytes"].items()
+            if size > PAGE_BUDGET_KIB[kind] * 1024
+        ]
+        allowed = RENDER_BLOCKING_SEARCH if report.page == "search.html" else RENDER_BLOCKING
+        if len(row["render_blocking"]) > allowed:
+            over.append(f"{len(row['render_blocking'])} render-blocking requests > {allowed}: {row['render_blocking']}")
+        if row["elements"] > MAX_ELEMENTS:
+            over.append(f"{row['elements']} elements > {MAX_ELEMENTS}")
+        ratio = 2 if report.width == site_check.PHONE["width"] else 1  # the phone's device pixel ratio
+        over += [
+            f"image {i['src']} is {i['natural']} px wide, shown at {i['shown']:.0f} CSS px"
+            for i in report.raw["images"]
+            if i["visible"] and i["shown"] and not i["src"].endswith(".svg") and i["natural"] > 1.5 * ratio * i["shown"]
+        ]
+        if over:
+            by_page[f"{report.page} at {report.width} px"] = over
+    return by_page
+
+
+def test_every_page_keeps_its_budgets(site, reports):
+    over = budget_overruns(site, reports)
+    assert not over, "\n".join(f"{page}: " + "; ".join(items) for page, items in over.items())
+    assert len({r.page for r in reports}) >= 15  # every page was measured
+
+
 # ------------------------------------------------------------------ the checks can fail
 
 
@@ -203,6 +260,29 @@ def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_p
 
 
 # ------------------------------------------------------------------ particular pages
+
+
+def test_the_budgets_catch_a_render_blocking_script_and_an_oversized_image(site, tmp_path):
+    intro = (site / "book" / "intro.html").read_text()
+    filler = base64.b64encode(random.Random(0).randbytes(150_000)).decode()  # 200 KB that gzip cannot shrink
+    (tmp_path / "slow.js").write_text(f"var filler = '{filler}';\n")
+    png = tmp_path / "wide.png"  # a 1600 px wide image, shown at 200 CSS px
+    from PIL import Image
+
+    Image.new("RGB", (1600, 100), "white").save(png)
+    page = intro.replace("</head>", '<script src="slow.js"></script></head>', 1).replace(
+        '<article class="bd-article">',
+        '<article class="bd-article"><img src="wide.png" alt="A test image." width="200">',
+        1,
+    )
+    faulty = site_with_page(site, tmp_path / "site", "book/intro.html", page)
+    for made in (png, tmp_path / "slow.js"):
+        (faulty / "book" / made.name).symlink_to(made)
+    over = budget_overruns(faulty, site_check.check_site(faulty, ["book/intro.html"]))
+    for width in (site_check.DESKTOP["width"], site_check.PHONE["width"]):
+        items = " ".join(over[f"book/intro.html at {width} px"])
+        assert "js: " in items and "3 render-blocking requests" in items and "wide.png is 1600 px" in items, items
+    assert not budget_overruns(site, site_check.check_site(site, ["book/intro.html"]))
 
 
 def test_search_finds_a_known_word_and_shows_article_text(site):

@@ -1,20 +1,22 @@
 """Lighthouse on three representative pages (the landing page, chapter 5, chapter 12), served
-gzip-compressed from loopback as `make audit` serves every page, with the thresholds of
-tools/lighthouse_audit.py. Each page runs once, on the phone (performance 0.85, and here also
-accessibility, best practices and SEO 1.0, as on the desktop); chapter 5, the page closest to both
-performance thresholds, also runs with the desktop preset (performance 0.95, the rest 1.0). Four runs,
-not six: they run alone at the end of the session (tests/conftest.py), so each costs its whole time;
-`make audit` runs both presets on every page. The rows go to test-artifacts/lighthouse.json.
+gzip-compressed from loopback as `make audit` serves every page: each on the phone, chapter 5 (the
+heaviest page) also with the desktop preset. Four runs.
 
-A control shows the check can fail: the landing page with a 2 MB script that blocks rendering
-scores below the phone threshold.
+What is asserted does not depend on timing: accessibility, best practices and SEO are 1.0, and the causes
+of a slow page that Lighthouse measures from the page itself stay within their budgets (unused CSS, DOM
+size, images larger than shown). The performance score is a timing under simulated throttling that moves
+with the machine's load, so it is written with the rest to test-artifacts/lighthouse.json and printed by
+CI (.ci/run) against its targets (desktop 0.95, phone 0.9), never failing a run; `make audit` measures
+every page (tools/lighthouse_audit.py). Bytes, render-blocking requests and element counts of every page
+at both widths are budgeted in tests/site/test_browser.py.
+
+A control shows the checks can fail: the landing page with an image without alt text and 300 KB of
+style rules it never uses.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import random
 
 import pytest
 
@@ -30,10 +32,15 @@ RUNS = [
     ("book/05_rope.html", "desktop"),
     ("book/12_experiments.html", "mobile"),
 ]
+# Measured on 2026-12-02 (the values in the comments), with headroom; raise one only with a reason.
+# bytes of style rules a page loads and does not use at load: 22,723 (the landing page, phone); PurgeCSS
+# keeps the rules of what appears only later (drawers, the search dialog, folded solutions)
+UNUSED_CSS_BUDGET = 26 * 1024
+DOM_ELEMENTS_BUDGET = 12_000  # Lighthouse's count after load: 10,358 on chapter 5, 7,363 on chapter 12
 
 
 @pytest.fixture(scope="module")
-def site(built_site, quiet_machine):  # Lighthouse measures speed: nothing else may run (tests/conftest.py)
+def site(built_site):
     if not built_site.ok:
         pytest.fail("the book did not build:\n" + built_site.log_tail())
     try:
@@ -43,24 +50,29 @@ def site(built_site, quiet_machine):  # Lighthouse measures speed: nothing else 
     return built_site.html
 
 
-def test_three_pages_meet_the_lighthouse_thresholds(site):
-    rows = lighthouse_audit.audit(site, RUNS)
+def deterministic_problems(row: dict) -> list[str]:
+    """What a Lighthouse row shows wrong that does not depend on timing."""
+    problems = list(row["problems"])  # accessibility, best practices, SEO below 1.0
+    if row["unused_css_bytes"] > UNUSED_CSS_BUDGET:
+        problems.append(f"{row['unused_css_bytes']} bytes of unused CSS > {UNUSED_CSS_BUDGET}")
+    if row["dom_elements"] is None or row["dom_elements"] > DOM_ELEMENTS_BUDGET:
+        problems.append(f"{row['dom_elements']} DOM elements > {DOM_ELEMENTS_BUDGET}")
+    if row["oversized_images"]:
+        problems.append(f"images larger than shown: {row['oversized_images']}")
+    return problems
+
+
+def test_three_pages_meet_the_non_timing_checks(site):
+    rows = lighthouse_audit.audit(site, RUNS, retries=0)  # no median: the score is reported, not judged
     out = ROOT / "test-artifacts" / "lighthouse.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
     assert [(row["page"], row["preset"]) for row in rows] == RUNS
-    # on the phone too: accessibility, best practices and SEO as on the desktop
-    others = {name: low for name, low in lighthouse_audit.THRESHOLDS["desktop"].items() if name != "performance"}
-    for row in (row for row in rows if row["preset"] == "mobile"):
-        row["problems"] += [f"{n} {row['scores'][n]} < {low}" for n, low in others.items() if row["scores"][n] < low]
-    failed = {f"{row['page']} ({row['preset']})": row["problems"] for row in rows if row["problems"]}
-    table = "\n".join(lighthouse_audit.format_row(row) for row in rows)
-    assert not failed, f"{failed}\n{lighthouse_audit.HEADER}\n{table}"
+    failed = {f"{row['page']} ({row['preset']})": deterministic_problems(row) for row in rows}
+    assert not any(failed.values()), f"{failed}\n{lighthouse_audit.report(rows)}"
 
 
-def test_a_page_with_a_render_blocking_script_fails_the_phone_threshold(built_site, tmp_path):
-    # a control that needs no quiet machine: the 2 MB script alone keeps the simulated phone far below the
-    # threshold (it runs beside other tests, and other work can only lower a score further)
+def test_the_checks_fail_on_a_missing_alt_text_and_unused_css(built_site, tmp_path):
     assert built_site.ok, built_site.log_tail()
     site = built_site.html
     for entry in site.iterdir():
@@ -69,11 +81,18 @@ def test_a_page_with_a_render_blocking_script_fails_the_phone_threshold(built_si
     (tmp_path / "book").mkdir()
     for entry in (site / "book").iterdir():
         (tmp_path / "book" / entry.name).symlink_to(entry)
-    filler = base64.b64encode(random.Random(0).randbytes(1_500_000)).decode()  # 2 MB that gzip cannot shrink
-    (tmp_path / "book" / "slow.js").write_text(f"var filler = '{filler}';\n")
+    rules = "".join(f".unused-{i} {{ margin: {i}px; padding: {i}px; }}\n" for i in range(8000))  # ~300 KB
+    (tmp_path / "book" / "unused.css").write_text(rules)
     intro = (site / "book" / "intro.html").read_text()
     (tmp_path / "book" / "intro.html").unlink()
-    (tmp_path / "book" / "intro.html").write_text(intro.replace("</head>", '<script src="slow.js"></script></head>', 1))
+    page = intro.replace("</head>", '<link rel="stylesheet" href="unused.css"></head>', 1)
+    page = page.replace(
+        '<article class="bd-article">', '<article class="bd-article"><img src="../_static/logo.svg">', 1
+    )
+    (tmp_path / "book" / "intro.html").write_text(page)
     with site_check.serve(tmp_path, lighthouse_audit.GzipHandler) as base:
-        row = lighthouse_audit.summary(lighthouse_audit.run_lighthouse(base + "book/intro.html", "mobile"))
-    assert lighthouse_audit.below("mobile", row["scores"]), row
+        report = lighthouse_audit.run_lighthouse(base + "book/intro.html", "mobile")
+    row = lighthouse_audit.summary(report)
+    row["problems"] = lighthouse_audit.below(row["scores"])
+    problems = " ".join(deterministic_problems(row))
+    assert "accessibility" in problems and "unused CSS" in problems, row
