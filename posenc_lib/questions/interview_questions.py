@@ -97,7 +97,7 @@ def questions() -> list[Question]:
             options=(
                 Option(
                     "Yes, but it is the wrong function of r.",
-                    "The same q, k at positions (2, 5) and (40, 43) score alike (to 1e-12) "
+                    "The same q, k at positions (2, 5) and (40, 43) score alike (to float64 rounding) "
                     f"under the half layout, yet differ from the trained layout's score by {layouts['wrong']:.2f}.",
                 ),
                 Option(
