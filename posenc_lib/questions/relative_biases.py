@@ -40,8 +40,8 @@ def questions() -> list[Question]:
             wrong=(
                 Wrong(
                     lambda: MAX_DISTANCE,
-                    f"{MAX_DISTANCE} is max_distance, where the ramp would end if it were not rounded down and capped; "
-                    "the last bucket starts before it.",
+                    f"{MAX_DISTANCE} is max_distance, where the logarithmic ramp ends; the last bucket is the "
+                    "ramp's last step, and that step starts before it.",
                 ),
                 Wrong(
                     lambda: own_decoder + 1,
