@@ -282,3 +282,11 @@ def test_explorables_and_questions_leave_the_student_edition_and_nbgrader_as_the
     ]
     others = [c for c in placed_student.cells if c not in kept]
     assert [(c.cell_type, c.source) for c in others] == [(c.cell_type, c.source) for c in plain_student.cells]
+
+
+def test_a_stem_with_underscores_labels_its_questions_with_hyphens():
+    # an underscore fails the label rule, so long_context.py's labels start "q-long-context-"
+    assert questions.label_prefix("long_context") == "q-long-context-"
+    assert all(q.label.startswith("q-long-context-") for q in questions.bank("long_context"))
+    with pytest.raises(ValueError, match="label"):
+        Numeric(label="q-long_context-x", prompt="?", answer=lambda: 1.0, explanation="").check()
