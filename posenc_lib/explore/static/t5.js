@@ -43,6 +43,8 @@ KINDS.t5_buckets = {
     });
     const same = r.filter((_, i) => bucket[i] === model.drawn.probe_bucket);
     const exact = t5Exact(p);
-    figure.caption.textContent = `r = ${p.probe} is in bucket ${model.drawn.probe_bucket}, with r = ${same[0]} … ${same[same.length - 1]} (in the range shown). Distances below ${exact} get a bucket each; from the max distance ${p.max_distance} on (dashed), all share the last bucket of their direction.`;
+    // buckets grow with the distance: the keys furthest back share bucket[0], from this distance on
+    const lastStart = -r[bucket.findIndex((b) => b !== bucket[0]) - 1];
+    figure.caption.textContent = `r = ${p.probe} is in bucket ${model.drawn.probe_bucket}, with r = ${same[0]} … ${same[same.length - 1]} (in the range shown). Distances below ${exact} get a bucket each; the last bucket of the past starts at |r| = ${lastStart}, ${lastStart < p.max_distance ? "before" : "at"} the max distance ${p.max_distance} (dashed).`;
   },
 };
