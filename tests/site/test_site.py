@@ -127,14 +127,19 @@ def test_references_link_arxiv_and_are_in_author_order(html):
     for entry in arxiv:
         number = re.search(r"arXiv:(\d{4}\.\d{4,5})", entry).group(1)
         assert f'href="https://arxiv.org/abs/{number}"' in entry, entry
-    # in order of the first author's last name (braces of organisation names do not count), then year
+    # in order of the first author's last name (braces of organisation names do not count), first
+    # names (two Wangs), then year
     from pybtex.database import parse_file
 
     bib = parse_file(str(ROOT / "book" / "references.bib"))
     clean = lambda s: re.sub(r"[{}]", "", s).lower()  # noqa: E731
     expected = sorted(
         bib.entries.values(),
-        key=lambda e: (clean(" ".join(e.persons["author"][0].last_names)), e.fields["year"]),
+        key=lambda e: (
+            clean(" ".join(e.persons["author"][0].last_names)),
+            clean(" ".join(e.persons["author"][0].first_names)),
+            e.fields["year"],
+        ),
     )
     position = {}
     for entry in expected:
