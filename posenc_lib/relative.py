@@ -90,6 +90,13 @@ def t5_relative_position_bucket(
     if relative_position.is_floating_point() or relative_position.is_complex() or relative_position.dtype == torch.bool:
         raise TypeError(f"relative_position must be an integer tensor, got dtype {relative_position.dtype}")
     num_buckets, max_distance = _check_bucket_arguments(bidirectional, num_buckets, max_distance)
+    # the result and its float32 intermediate have one entry per input entry, even for an expanded (stride-0) input
+    check_fits(
+        f"relative_position of shape {tuple(relative_position.shape)}",
+        tuple(relative_position.shape),
+        torch.int64,
+        relative_position.device,
+    )
     relative_position = relative_position.long()
     bucket = torch.zeros_like(relative_position)
     if bidirectional:
