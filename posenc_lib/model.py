@@ -168,6 +168,9 @@ class SelfAttention(nn.Module):
         record: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         x = _check_vectors(x, self.qkv.in_features, self.qkv.weight, "SelfAttention")
+        offset = check_offset(offset, x.shape[1])  # the position of the first token, used by rope
+        if rope is not None and not isinstance(rope, RotaryEmbedding):
+            raise TypeError(f"rope must be a RotaryEmbedding or None, got {type(rope).__name__}")
         q, k, v = self.qkv(x).split(x.shape[-1], dim=-1)  # each (b, s, d)
         q, k, v = (split_heads(t, self.n_heads) for t in (q, k, v))  # each (b, n_h, s, d_h)
         q_proj, k_proj = q, k

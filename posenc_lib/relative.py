@@ -152,7 +152,14 @@ class T5RelativeBias(nn.Module):
         self.n_heads = check_positive_int("n_heads", n_heads)
         self.num_buckets, self.max_distance = _check_bucket_arguments(bidirectional, num_buckets, max_distance)
         self.bidirectional = bidirectional
-        self.table = nn.Embedding(self.num_buckets, self.n_heads, device=check_device(device))
+        device = check_device(device)
+        check_fits(
+            f"num_buckets={self.num_buckets} and n_heads={self.n_heads}",
+            (self.num_buckets, self.n_heads),
+            torch.float32,
+            device,
+        )
+        self.table = nn.Embedding(self.num_buckets, self.n_heads, device=device)
         nn.init.zeros_(self.table.weight)  # start with no preference; training shapes it
 
     def buckets(self, q_len: int, k_len: int | None = None) -> torch.Tensor:

@@ -34,6 +34,7 @@ from ._buffers import FixedPrecisionTables
 from ._checks import (
     check_choice,
     check_device,
+    check_dtype,
     check_even_int,
     check_fits,
     check_floating,
@@ -318,6 +319,7 @@ class RotaryEmbedding(FixedPrecisionTables):
         (float64 when ``dtype`` is float64).
         """
         seq_len = check_positive_int("seq_len", seq_len)
+        dtype = check_dtype(dtype)
         device = self.frequencies.device
         if positions is None and check_offset(offset, seq_len) + seq_len <= self.max_len and dtype != torch.float64:
             return self.cos_cached[offset : offset + seq_len], self.sin_cached[offset : offset + seq_len]
