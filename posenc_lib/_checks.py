@@ -206,7 +206,7 @@ def check_positions(positions: object, seq_len: int | None = None, name: str = "
         expected = "(s,)" if seq_len is None else f"(s,) = ({seq_len},) to match x"
         raise ValueError(f"{name} must have shape {expected}, got shape {tuple(positions.shape)}")
     if positions.device.type != "meta" and positions.numel():
-        largest = positions.abs().max()
+        largest = positions.detach().abs().max()  # a value to check, not part of the result
         if not bool(torch.isfinite(largest)) or float(largest) > MAX_EXACT_POSITION:
             raise ValueError(
                 f"{name} must be finite and at most 2**53 in size, got a largest |position| of {float(largest)}"
