@@ -322,9 +322,10 @@ def check_integer_tensor(name: str, value: object, *, dim: int, shape_text: str)
         raise ValueError(f"{name} must have shape {shape_text}, got shape {tuple(value.shape)}")
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
-    if value.dtype == torch.uint64 and value.device.type != "meta" and value.numel() and int(value.max()) >= 2**63:
-        raise ValueError(f"{name} must hold values below 2**63, got {int(value.max())}")
-    return value.to(torch.int64)
+    converted = value.to(torch.int64)
+    if value.dtype == torch.uint64 and converted.device.type != "meta" and bool((converted < 0).any()):
+        raise ValueError(f"{name} must hold values below 2**63, got a uint64 value of 2**63 or more")
+    return converted
 
 
 def check_same_dtype(name: str, value: torch.Tensor, dtype: torch.dtype, owner: str) -> None:

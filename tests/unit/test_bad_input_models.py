@@ -19,7 +19,15 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import tasks, training
-from posenc_lib.model import TinyTransformer, TransformerConfig, build_model, count_parameters
+from posenc_lib.model import (
+    TinyTransformer,
+    TransformerConfig,
+    additive_score_terms,
+    build_model,
+    count_parameters,
+    merge_heads,
+    split_heads,
+)
 
 LIBRARY = pathlib.Path(pe.__file__).resolve().parent
 
@@ -376,6 +384,186 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ),
     ("probe-float-seed", lambda: pe.train_position_probe(steps=1, seed=1.5), TypeError, "seed"),
     ("probe-negative-width", lambda: pe.train_position_probe(steps=1, target_width=-1), ValueError, "target_width"),
+    # --- issue 22, silent wrong: width 0 gave NaN weights ------------------------------------------------------
+    ("attention-width-zero", lambda: pe.attention(*qkv(d=0)), ValueError, "q and k must have a width d >= 1"),
+    (
+        "attention-width-zero-causal",
+        lambda: pe.attention(*qkv(4, 4, d=0), causal=True),
+        ValueError,
+        "width d >= 1",
+    ),
+    (
+        "attention-width-zero-bias",
+        lambda: pe.attention(*qkv(d=0), bias=torch.zeros(3, 4)),
+        ValueError,
+        "width d >= 1",
+    ),
+    # --- issue 22, crashes from inside torch: heads, devices, dtypes ------------------------------------------
+    ("split-heads-not-dividing", lambda: split_heads(torch.zeros(2, 3, 8), 3), ValueError, "n_heads must divide"),
+    ("split-heads-zero", lambda: split_heads(torch.zeros(2, 3, 8), 0), ValueError, "n_heads must be a positive"),
+    ("split-heads-negative", lambda: split_heads(torch.zeros(2, 3, 8), -2), ValueError, "n_heads"),
+    ("split-heads-float", lambda: split_heads(torch.zeros(2, 3, 8), 2.0), TypeError, "n_heads"),
+    ("split-heads-bool", lambda: split_heads(torch.zeros(2, 3, 8), True), TypeError, "n_heads"),
+    ("split-heads-2d", lambda: split_heads(torch.zeros(3, 8), 2), ValueError, "x must have at least 3 dimensions"),
+    ("split-heads-4d", lambda: split_heads(torch.zeros(1, 2, 3, 8), 2), ValueError, "x must have shape (b, s, d)"),
+    ("split-heads-numpy", lambda: split_heads(np.zeros((2, 3, 8)), 2), TypeError, "x must be a torch.Tensor"),
+    ("merge-heads-3d", lambda: merge_heads(torch.zeros(2, 3, 8)), ValueError, "x must have at least 4 dimensions"),
+    ("merge-heads-5d", lambda: merge_heads(torch.zeros(1, 2, 2, 3, 8)), ValueError, "(b, n_h, s, d_h)"),
+    ("causal-mask-device-name", lambda: pe.causal_mask(3, 4, device="gpu"), ValueError, "device must name a device"),
+    ("causal-mask-device-type", lambda: pe.causal_mask(3, 4, device=0.5), TypeError, "device must be None"),
+    ("causal-mask-device-typo", lambda: pe.causal_mask(3, 4, device="cpu:x"), ValueError, "device"),
+    (
+        "block-float64-input",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.float64)),
+        TypeError,
+        "x has dtype torch.float64 but this Block's weights are torch.float32",
+    ),
+    (
+        "block-bf16-input",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.bfloat16)),
+        TypeError,
+        "x has dtype torch.bfloat16",
+    ),
+    (
+        "block-float32-input-to-float64-block",
+        lambda: model().double().blocks[0](torch.zeros(1, 3, 16)),
+        TypeError,
+        "this Block's weights are torch.float64",
+    ),
+    (
+        "block-trace-float64-input",
+        lambda: model().blocks[0].trace(torch.zeros(1, 3, 16, dtype=torch.float64)),
+        TypeError,
+        "x has dtype torch.float64",
+    ),
+    (
+        "self-attention-float64-input",
+        lambda: model().blocks[0].attn(torch.zeros(1, 3, 16, dtype=torch.float64)),
+        TypeError,
+        "this SelfAttention's weights are torch.float32",
+    ),
+    (
+        "block-input-on-meta",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, device="meta")),
+        ValueError,
+        "x is on meta but this Block's tables are on cpu",
+    ),
+    (
+        "self-attention-negative-offset",
+        lambda: model().blocks[0].attn(torch.zeros(1, 3, 16), offset=-1),
+        ValueError,
+        "offset must be >= 0",
+    ),
+    (
+        "self-attention-rope-not-a-module",
+        lambda: model().blocks[0].attn(torch.zeros(1, 3, 16), rope="rope"),
+        TypeError,
+        "rope must be a RotaryEmbedding",
+    ),
+    (
+        "score-terms-float64-positions",
+        lambda: additive_score_terms(model().blocks[0], torch.zeros(1, 3, 16), torch.zeros(3, 16, dtype=torch.float64)),
+        TypeError,
+        "position_vectors has dtype torch.float64",
+    ),
+    (
+        "score-terms-integer-positions",
+        lambda: additive_score_terms(model().blocks[0], torch.zeros(1, 3, 16), torch.zeros(3, 16, dtype=torch.long)),
+        TypeError,
+        "position_vectors must have a floating-point dtype",
+    ),
+    (
+        "score-terms-batch-mismatch",
+        lambda: additive_score_terms(model().blocks[0], torch.zeros(2, 3, 16), torch.zeros(3, 3, 16)),
+        ValueError,
+        "position_vectors of shape (b, s, d) must have b = 1 or b = 2",
+    ),
+    (
+        "learned-input-on-meta",
+        lambda: learned()(torch.zeros(1, 3, 4, device="meta")),
+        ValueError,
+        "x is on meta but this LearnedPositionalEmbedding's tables are on cpu",
+    ),
+    ("model-bool-tokens-refused", lambda: model()(tokens().bool()), TypeError, "tokens must be an integer tensor"),
+    (
+        "model-uint8-tokens-out-of-vocab",
+        lambda: model()(torch.full((1, 3), 200, dtype=torch.uint8)),
+        ValueError,
+        "tokens must be ids in 0..9",
+    ),
+    (
+        "model-uint64-tokens-beyond-int64",
+        lambda: model()(torch.full((1, 2), 2**63 + 5, dtype=torch.uint64)),
+        ValueError,
+        "tokens must hold values below 2**63",
+    ),
+    # --- issue 22, sizes never checked: refused before the allocator sees them ----------------------------------
+    ("causal-mask-huge", lambda: pe.causal_mask(10**6, 10**6), ValueError, "q_len=1000000 and k_len=1000000"),
+    (
+        "causal-mask-window-huge",
+        lambda: pe.causal_mask(10**6, 10**6, window=16),
+        ValueError,
+        "(causal mask) ask for a (1000000, 1000000) torch.bool tensor",
+    ),
+    (
+        "causal-mask-huge-on-meta",
+        lambda: pe.causal_mask(10**6, 10**6, device="meta"),
+        ValueError,
+        "posenc_lib's limit of 1,073,741,824 bytes",
+    ),
+    (
+        "attention-scores-huge",
+        lambda: pe.attention(*(torch.zeros(1, 1, 8).expand(4, 10**5, 8),) * 3),
+        ValueError,
+        "(the attention scores) ask for a (4, 100000, 100000) torch.float32 tensor",
+    ),
+    (
+        "attention-scores-huge-causal-window",
+        lambda: pe.attention(*(torch.zeros(1, 8).expand(10**5, 8),) * 3, causal=True, window=4),
+        ValueError,
+        "the attention scores",
+    ),
+    (
+        "attention-scores-huge-broadcast",
+        lambda: pe.attention(torch.zeros(10**4, 1, 1, 8), torch.zeros(1, 10**4, 100, 8), torch.zeros(1, 1, 100, 8)),
+        ValueError,
+        "(10000, 10000, 1, 100) torch.float32",
+    ),
+    (
+        "similarity-huge",
+        lambda: pe.cosine_similarity_matrix(torch.ones(1, 4).expand(10**6, 4)),
+        ValueError,
+        "table of 1000000 rows",
+    ),
+    ("position-targets-huge", lambda: pe.position_targets(10**6, 10**6), ValueError, "train_len=1000000"),
+    ("embed-words-huge", lambda: pe.embed_words(["a"] * 10, 10**9), ValueError, "10 words and d_model=1000000000"),
+    ("toy-head-huge", lambda: pe.ToyAttentionHead.random(10**6), ValueError, "d_model=1000000"),
+    (
+        "order-batch-huge",
+        lambda: tasks.order_batch(10**6, 10**6, 5, generator=torch.Generator()),
+        ValueError,
+        "batch_size=1000000 and seq_len=1000000",
+    ),
+    ("order-eval-huge", lambda: tasks.order_eval_set(10**6, 10**5, 5, seed=0), ValueError, "n_groups=1000000"),
+    (
+        "lag-copy-huge",
+        lambda: tasks.lag_copy_batch(10**6, 10**6, 5, 1, generator=torch.Generator()),
+        ValueError,
+        "batch_size=1000000",
+    ),
+    ("markov-rule-huge", lambda: tasks.markov_rule(10**6, seed=0), ValueError, "vocab_size=1000000 (the rule table)"),
+    (
+        "markov-batch-huge",
+        lambda: tasks.markov_batch(10**6, 10**6, tasks.markov_rule(5, seed=0), p_rule=0.5, generator=torch.Generator()),
+        ValueError,
+        "batch_size=1000000",
+    ),
+    (
+        "probe-huge-vocab",
+        lambda: pe.train_position_probe(vocab_size=10**9, d_model=1024, steps=1),
+        ValueError,
+        "vocab_size=1000000000 and d_model=1024",
+    ),
 ]
 
 
@@ -502,7 +690,70 @@ def _ok_learned_offset_0d_tensor():
     return torch.equal(module(x, offset=torch.tensor(1)), x + module.weight[1:4])
 
 
+def _same_logits_for_every_integer_dtype():
+    net, ids = model(), tokens()
+    reference = net(ids)
+    dtypes = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.uint16, torch.uint32, torch.uint64)
+    return all(torch.equal(net(ids.to(dtype)), reference) for dtype in dtypes)
+
+
+def _ok_integer_token_dtypes():
+    return _same_logits_for_every_integer_dtype()
+
+
+def _ok_integer_token_dtypes_every_scheme():
+    net = {scheme: model(scheme) for scheme in ("sinusoidal", "learned", "rope", "alibi")}
+    return all(torch.equal(m(tokens().to(torch.int16)), m(tokens())) for m in net.values())
+
+
+def _ok_a_before_b_uint8():
+    rows = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    return torch.equal(tasks.a_before_b(rows.to(torch.uint8)), tasks.a_before_b(rows))
+
+
+def _ok_markov_batch_uint8_rule():
+    rule = tasks.markov_rule(5, seed=0)
+    a = tasks.markov_batch(2, 6, rule.to(torch.uint8), p_rule=1.0, generator=torch.Generator().manual_seed(0))
+    b = tasks.markov_batch(2, 6, rule, p_rule=1.0, generator=torch.Generator().manual_seed(0))
+    return all(torch.equal(x, y) and x.dtype == torch.int64 for x, y in zip(a, b))
+
+
+def _ok_split_heads_round_trip():
+    x = torch.randn(2, 3, 12)
+    heads = split_heads(x, 3)
+    return heads.shape == (2, 3, 3, 4) and torch.equal(merge_heads(heads), x) and torch.equal(heads[:, 1], x[..., 4:8])
+
+
+def _ok_split_heads_non_contiguous():
+    x = torch.randn(3, 2, 8).transpose(0, 1)  # (b, s, d), not contiguous: view() would fail
+    return torch.equal(merge_heads(split_heads(x, 2)), x)
+
+
+def _ok_block_converted_deliberately():
+    block, x = model().blocks[0], torch.randn(1, 3, 16, dtype=torch.float64)
+    return torch.allclose(block(x.float()).double(), block.double()(x), atol=1e-5)
+
+
+def _ok_causal_mask_on_meta():
+    return pe.causal_mask(3, 5, window=2, device="meta").shape == (3, 5)
+
+
+def _ok_attention_value_width_zero():
+    q, k, _ = qkv()
+    out, weights = pe.attention(q, k, torch.zeros(1, 4, 0))
+    return out.shape == (1, 3, 0) and bool(torch.isfinite(weights).all())
+
+
 OK = [
+    ("integer-token-dtypes-give-the-same-logits", _ok_integer_token_dtypes),
+    ("integer-token-dtypes-every-scheme", _ok_integer_token_dtypes_every_scheme),
+    ("a-before-b-uint8-tokens", _ok_a_before_b_uint8),
+    ("markov-batch-uint8-rule", _ok_markov_batch_uint8_rule),
+    ("split-heads-round-trip", _ok_split_heads_round_trip),
+    ("split-heads-non-contiguous", _ok_split_heads_non_contiguous),
+    ("block-float64-after-block-double", _ok_block_converted_deliberately),
+    ("causal-mask-on-meta", _ok_causal_mask_on_meta),
+    ("attention-value-width-zero", _ok_attention_value_width_zero),
     ("attention-bool-mask-is-a-mask", _ok_bool_mask),
     ("attention-mixed-dtypes-promoted", _ok_mixed_dtypes),
     ("attention-float64-bias-promoted", _ok_float64_bias_on_float32),
@@ -549,6 +800,52 @@ def test_bad_input_gets_a_clear_error_from_posenc_lib(call, exc, text):
 def test_valid_edge_input_gives_the_right_result(check):
     with torch.no_grad():
         assert check() is True
+
+
+# --- issue 22: gradients reach the parameters of every nn.Module in posenc_lib (float64 gradcheck) ---------------
+
+
+def _small(scheme: str, causal: bool = True) -> TinyTransformer:
+    config = TransformerConfig(
+        vocab_size=5, scheme=scheme, causal=causal, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=8
+    )
+    return build_model(config, seed=0).double()
+
+
+def _x(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+
+
+MODULES = [  # (id, module, positional and keyword arguments of its call)
+    ("learned-table", lambda: pe.LearnedPositionalEmbedding(4, 8).double(), (_x(2, 3, 4),), {"offset": 2}),
+    ("t5-bias", lambda: _nonzero_t5(), (3, 5), {}),
+    ("block-with-rope", lambda: _small("rope").blocks[0], (_x(1, 3, 8),), {"rope": pe.RotaryEmbedding(4, 8)}),
+    ("block-with-alibi", lambda: _small("alibi").blocks[0], (_x(1, 3, 8),), {"bias": pe.alibi_bias(2, 3).double()}),
+    ("self-attention", lambda: _small("none").blocks[0].attn, (_x(1, 3, 8),), {}),
+    ("model-learned", lambda: _small("learned"), (torch.tensor([[0, 3, 1]]),), {}),
+    ("model-sinusoidal-encoder", lambda: _small("sinusoidal", False), (torch.tensor([[4, 2, 2]]),), {}),
+    ("model-rope", lambda: _small("rope"), (torch.tensor([[1, 2, 3]]),), {"offset": 2}),
+    ("model-alibi-window", lambda: _small("alibi"), (torch.tensor([[1, 2, 3, 4]]),), {"window": 2}),
+]
+
+
+def _nonzero_t5() -> pe.T5RelativeBias:
+    module = pe.T5RelativeBias(2, 8, 16).double()
+    torch.nn.init.normal_(module.table.weight, generator=torch.Generator().manual_seed(0))
+    return module
+
+
+@pytest.mark.parametrize("make,args,kwargs", [case[1:] for case in MODULES], ids=[case[0] for case in MODULES])
+def test_gradients_reach_every_parameter(make, args, kwargs):
+    module = make()
+    names = [name for name, _ in module.named_parameters()]
+    params = tuple(p.detach().clone().requires_grad_() for _, p in module.named_parameters())
+    assert params, "a module with parameters"
+
+    def run(*values: torch.Tensor) -> torch.Tensor:
+        return torch.func.functional_call(module, dict(zip(names, values)), args, kwargs)
+
+    assert torch.autograd.gradcheck(run, params, fast_mode=True)
 
 
 def test_the_table_is_large_enough():
