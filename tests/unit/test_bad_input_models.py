@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import pathlib
 import traceback
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import tasks, training
+from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
 from posenc_lib.model import (
     TinyTransformer,
     TransformerConfig,
@@ -28,6 +30,7 @@ from posenc_lib.model import (
     merge_heads,
     split_heads,
 )
+from posenc_lib.rope import convert_qk_weight, rope_angle_gap, rope_decay_bound
 
 LIBRARY = pathlib.Path(pe.__file__).resolve().parent
 
@@ -851,6 +854,198 @@ def test_gradients_reach_every_parameter(make, args, kwargs):
 def test_the_table_is_large_enough():
     assert len(ERRORS) + len(OK) >= 50
     assert len({case[0] for case in ERRORS + OK}) == len(ERRORS) + len(OK)  # unique ids
+
+
+# --- issue 22: every argument of every public call, replaced by each of 23 generic bad values ------------------
+#
+# Each mutated call must either raise TypeError/ValueError from posenc_lib's own code or run (the values a call
+# accepts, e.g. a float64 or bfloat16 x, an offset of 10**12, were reviewed as valid input for that argument).
+# An error from inside torch (or any other exception type) fails, naming the call, the argument and the value.
+
+_X = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
+X, CFG = _X, TransformerConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=8, causal=True)
+MODEL = build_model(CFG, seed=0)
+BLOCK = MODEL.blocks[0]
+TOK = torch.arange(10).reshape(2, 5)
+GENERIC_BAD = {
+    "bool": True,
+    "float": 2.5,
+    "str": "x",
+    "none": None,
+    "neg": -1,
+    "zero": 0,
+    "huge": 10**12,
+    "nan": float("nan"),
+    "t1d": torch.tensor([1.0, 2.0]),
+    "t0d_f": torch.tensor(2.0),
+    "list": [1, 2],
+    "f64": torch.randn(2, 4, 8, dtype=torch.float64),
+    "u8": torch.ones(2, 4, dtype=torch.uint8),
+    "i16": torch.ones(2, 5, dtype=torch.int16),
+    "meta": torch.zeros(2, 4, 8, device="meta"),
+    "bf16": torch.randn(2, 4, 8, dtype=torch.bfloat16),
+    "bool_t": torch.ones(2, 4, dtype=torch.bool),
+    "2d": torch.randn(4, 8),
+    "5d": torch.randn(1, 2, 2, 4, 8),
+    "dev": "gpu7",
+    "npf": np.float64(3.0),
+    "empty": torch.zeros(0, 8),
+    "cplx": torch.zeros(2, 4, 8, dtype=torch.complex64),
+}
+PUBLIC_CALLS = {
+    "sinusoidal_frequencies": (pe.sinusoidal_frequencies, (8,), {"base": 10000.0, "device": "cpu"}),
+    "sinusoidal_encoding": (
+        pe.sinusoidal_encoding,
+        (4, 8),
+        {"offset": 0, "base": 10000.0, "layout": "interleaved", "dtype": torch.float32, "device": "cpu"},
+    ),
+    "shift_matrix": (pe.shift_matrix, (1.0, 8), {"base": 10000.0, "dtype": torch.float64, "device": "cpu"}),
+    "SinusoidalPositionalEncoding": (
+        pe.SinusoidalPositionalEncoding,
+        (8, 16),
+        {"base": 10000.0, "layout": "interleaved", "device": "cpu"},
+    ),
+    "SPE.forward": (pe.SinusoidalPositionalEncoding(8, 16), (X,), {"offset": 0}),
+    "sinusoidal_encoding_loop": (pe.sinusoidal_encoding_loop, (3, 4), {"base": 10000.0}),
+    "sinusoidal_dot_by_distance": (pe.sinusoidal_dot_by_distance, (torch.arange(3.0), 8), {"base": 10000.0}),
+    "interleaved_to_concatenated_permutation": (pe.interleaved_to_concatenated_permutation, (8,), {"device": "cpu"}),
+    "rope_frequencies": (pe.rope_frequencies, (8,), {"base": 10000.0, "device": "cpu"}),
+    "rope_angles": (pe.rope_angles, (torch.arange(4), pe.rope_frequencies(8)), {}),
+    "wavelengths": (pe.wavelengths, (pe.rope_frequencies(8),), {}),
+    "rotate_pairs": (pe.rotate_pairs, (X, torch.ones(4, 4), torch.zeros(4, 4)), {"layout": "half"}),
+    "apply_rope": (
+        pe.apply_rope,
+        (X, torch.arange(4)),
+        {"base": 10000.0, "layout": "half", "frequencies": pe.rope_frequencies(8)},
+    ),
+    "apply_rope_offset": (pe.apply_rope, (X,), {"offset": 2}),
+    "apply_partial_rope": (pe.apply_partial_rope, (X, 4, torch.arange(4)), {"base": 10000.0, "layout": "half"}),
+    "apply_rope_2d": (pe.apply_rope_2d, (X, torch.arange(4), torch.arange(4)), {"base": 10000.0, "layout": "half"}),
+    "interleaved_to_half_permutation": (pe.interleaved_to_half_permutation, (8,), {"device": "cpu"}),
+    "half_to_interleaved_permutation": (pe.half_to_interleaved_permutation, (8,), {"device": "cpu"}),
+    "RotaryEmbedding": (
+        pe.RotaryEmbedding,
+        (8, 16),
+        {
+            "base": 10000.0,
+            "layout": "half",
+            "frequencies": pe.rope_frequencies(8),
+            "attention_factor": 1.0,
+            "device": "cpu",
+        },
+    ),
+    "RE.forward": (pe.RotaryEmbedding(8, 16), (X, torch.arange(4)), {}),
+    "RE.forward_offset": (pe.RotaryEmbedding(8, 16), (X,), {"offset": 3}),
+    "RE.rotate_qk": (pe.RotaryEmbedding(8, 16).rotate_qk, (X, X, torch.arange(4)), {}),
+    "RE.cos_sin": (pe.RotaryEmbedding(8, 16).cos_sin, (4, torch.arange(4)), {"dtype": torch.float32}),
+    "rope_decay_bound": (rope_decay_bound, (torch.arange(4), 8), {"base": 10000.0}),
+    "rope_angle_gap": (rope_angle_gap, (torch.arange(4.0), 3, 8), {"base": 10000.0}),
+    "convert_qk_weight": (convert_qk_weight, (torch.randn(16, 8), 2), {"to": "half"}),
+    "linear_scaling_frequencies": (pe.linear_scaling_frequencies, (pe.rope_frequencies(8), 2.0), {}),
+    "ntk_aware_base": (pe.ntk_aware_base, (10000.0, 8, 2.0), {}),
+    "ntk_aware_frequencies": (pe.ntk_aware_frequencies, (pe.rope_frequencies(8), 2.0), {}),
+    "dynamic_ntk_frequencies": (pe.dynamic_ntk_frequencies, (pe.rope_frequencies(8), 20, 10), {}),
+    "yarn_ramp": (pe.yarn_ramp, (pe.rope_frequencies(8), 64), {}),
+    "yarn_frequencies": (pe.yarn_frequencies, (pe.rope_frequencies(8), 4.0, 64), {}),
+    "yarn_attention_factor": (pe.yarn_attention_factor, (4.0,), {}),
+    "llama3_frequencies": (pe.llama3_frequencies, (pe.rope_frequencies(8), 8.0, 64), {}),
+    "rotations": (pe.rotations, (pe.rope_frequencies(8), 10), {}),
+    "unseen_arc": (pe.unseen_arc, (pe.rope_frequencies(8), 20, pe.rope_frequencies(8), 10), {}),
+    "alibi_slopes": (pe.alibi_slopes, (4,), {"device": "cpu"}),
+    "alibi_bias": (pe.alibi_bias, (4, 3, 5), {"causal": True, "dtype": torch.float32, "device": "cpu"}),
+    "alibi_bias_compact": (pe.alibi_bias_compact, (4, 5), {"dtype": torch.float32, "device": "cpu"}),
+    "alibi_weights_by_distance": (alibi_weights_by_distance, (4, 5), {"device": "cpu"}),
+    "alibi_attention_span": (alibi_attention_span, (4, 5, 0.9), {"device": "cpu"}),
+    "relative_positions": (pe.relative_positions, (3, 5), {"device": "cpu"}),
+    "t5_relative_position_bucket": (
+        pe.t5_relative_position_bucket,
+        (torch.arange(-5, 5),),
+        {"bidirectional": True, "num_buckets": 32, "max_distance": 128},
+    ),
+    "shaw_relative_index": (pe.shaw_relative_index, (3, 5), {"max_relative_position": 2, "device": "cpu"}),
+    "T5RelativeBias": (pe.T5RelativeBias, (4, 32, 128), {"bidirectional": True, "device": "cpu"}),
+    "T5.forward": (pe.T5RelativeBias(4), (3, 5), {}),
+    "T5.buckets": (pe.T5RelativeBias(4).buckets, (3, 5), {}),
+    "attention": (
+        pe.attention,
+        (X, X, X),
+        {"bias": torch.zeros(4, 4), "causal": True, "window": 2, "return_scores": False},
+    ),
+    "causal_mask": (pe.causal_mask, (3, 4), {"window": 2, "device": "cpu"}),
+    "LearnedPositionalEmbedding": (pe.LearnedPositionalEmbedding, (8, 16), {"init_std": 0.02}),
+    "LPE.forward": (pe.LearnedPositionalEmbedding(8, 16), (X,), {"offset": 0}),
+    "cosine_similarity_matrix": (pe.cosine_similarity_matrix, (torch.randn(4, 8),), {}),
+    "similarity_by_offset": (pe.similarity_by_offset, (torch.eye(4), 2), {}),
+    "position_targets": (pe.position_targets, (4, 6), {"target_width": 0.5, "device": "cpu"}),
+    "embed_words": (
+        pe.embed_words,
+        (["a", "b"], 8),
+        {"seed": 0, "scale": 1.0, "dtype": torch.float32, "device": "cpu"},
+    ),
+    "ToyAttentionHead.random": (pe.ToyAttentionHead.random, (8,), {"seed": 0, "dtype": torch.float32, "device": "cpu"}),
+    "ToyAttentionHead.call": (pe.ToyAttentionHead.random(8), (X,), {"bias": None, "causal": False}),
+    "split_heads": (split_heads, (X, 2), {}),
+    "merge_heads": (merge_heads, (torch.randn(2, 2, 4, 4),), {}),
+    "TransformerConfig": (
+        TransformerConfig,
+        (10,),
+        {"scheme": "rope", "causal": True, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "max_len": 8},
+    ),
+    "build_model": (build_model, (CFG,), {"seed": 0}),
+    "model.forward": (MODEL, (TOK,), {"offset": 0, "window": 2, "clamp_positions": False}),
+    "model.embed": (MODEL.embed, (TOK,), {"offset": 0}),
+    "model.trace": (MODEL.trace, (TOK,), {"offset": 0}),
+    "model.with_scheme": (MODEL.with_scheme, ("rope",), {"seed": 0}),
+    "block.forward": (BLOCK, (torch.randn(2, 5, 16),), {"rope": None, "bias": None, "offset": 0, "window": None}),
+    "block.trace": (BLOCK.trace, (torch.randn(2, 5, 16),), {"offset": 0}),
+    "selfattn.forward": (BLOCK.attn, (torch.randn(2, 5, 16),), {"offset": 0}),
+    "additive_score_terms": (additive_score_terms, (BLOCK, torch.randn(2, 5, 16), torch.randn(5, 16)), {}),
+    "count_parameters": (count_parameters, (MODEL,), {}),
+    "a_before_b": (tasks.a_before_b, (torch.tensor([[0, 1, 2], [1, 2, 0]]),), {}),
+    "order_batch": (tasks.order_batch, (4, 5, 6), {"generator": torch.Generator().manual_seed(0), "device": "cpu"}),
+    "order_eval_set": (tasks.order_eval_set, (2, 5, 6), {"seed": 0, "device": "cpu"}),
+    "lag_copy_batch": (
+        tasks.lag_copy_batch,
+        (4, 6, 8, 1),
+        {"generator": torch.Generator().manual_seed(0), "bos": True, "device": "cpu"},
+    ),
+    "markov_rule": (tasks.markov_rule, (5,), {"seed": 0, "device": "cpu"}),
+    "markov_batch": (
+        tasks.markov_batch,
+        (2, 6, tasks.markov_rule(5, seed=0)),
+        {"p_rule": 0.5, "generator": torch.Generator().manual_seed(0), "bos": True},
+    ),
+    "markov_optimum": (tasks.markov_optimum, (5, 0.5), {}),
+    "loss_fn": (training.loss_fn, (torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)), {}),
+    "correct": (training.correct, (torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)), {}),
+    "accuracy": (training.accuracy, (torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)), {}),
+    "learning_rate": (training.learning_rate, (1, 10, 0.1, 2), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CALLS))
+def test_every_argument_mutated_gives_a_clear_error_or_runs(name):
+    fn, args, kwargs = PUBLIC_CALLS[name]
+    fn(*args, **kwargs)  # the unmutated call is valid
+    problems = []
+    slots = [("arg", i) for i in range(len(args))] + [("kw", k) for k in kwargs]
+    for kind, key in slots:
+        for label, bad in GENERIC_BAD.items():
+            mutated_args, mutated_kwargs = list(args), dict(kwargs)
+            if kind == "arg":
+                mutated_args[key] = bad
+            else:
+                mutated_kwargs[key] = bad
+            try:
+                with torch.no_grad(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fn(*mutated_args, **mutated_kwargs)
+            except (TypeError, ValueError) as error:
+                if not raised_inside_posenc_lib(error):
+                    problems.append(f"{key}={label}: {type(error).__name__} from inside torch: {error}")
+            except Exception as error:
+                problems.append(f"{key}={label}: {type(error).__name__}: {error}")
+    assert not problems, "\n".join(problems)
 
 
 if __name__ == "__main__":  # print the counts for a report
