@@ -229,13 +229,14 @@ def forbidden_of(checker_name: str) -> tuple:
     def record(*args, forbidden=(), **kwargs):
         raise Recorded(tuple(forbidden))
 
-    original, module.check_function = module.check_function, record
+    original = vars(module)["check_function"]
+    vars(module)["check_function"] = record
     try:
         checker(lambda *args, **kwargs: None)
     except Recorded as recorded:
         return recorded.args[0]
     finally:
-        module.check_function = original
+        vars(module)["check_function"] = original
     raise AssertionError(f"{checker_name} did not call check_function")
 
 

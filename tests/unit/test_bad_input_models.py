@@ -12,7 +12,7 @@ import math
 import pathlib
 import traceback
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -22,6 +22,7 @@ import posenc_lib as pe
 from posenc_lib import tasks, training
 from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
 from posenc_lib.model import (
+    Block,
     TinyTransformer,
     TransformerConfig,
     additive_score_terms,
@@ -40,6 +41,10 @@ CONFIG = {"d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "max_len": 8}
 
 def model(scheme: str = "none", causal: bool = True) -> TinyTransformer:
     return build_model(TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=causal, **CONFIG), seed=0)
+
+
+def first_block(**kwargs: Any) -> Block:
+    return cast(Block, model(**kwargs).blocks[0])
 
 
 def tokens(s: int = 5, b: int = 2) -> torch.Tensor:
@@ -435,13 +440,13 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ),
     (
         "block-trace-float64-input",
-        lambda: model().blocks[0].trace(torch.zeros(1, 3, 16, dtype=torch.float64)),
+        lambda: first_block().trace(torch.zeros(1, 3, 16, dtype=torch.float64)),
         TypeError,
         "x has dtype torch.float64",
     ),
     (
         "self-attention-float64-input",
-        lambda: model().blocks[0].attn(torch.zeros(1, 3, 16, dtype=torch.float64)),
+        lambda: first_block().attn(torch.zeros(1, 3, 16, dtype=torch.float64)),
         TypeError,
         "this SelfAttention's weights are torch.float32",
     ),
@@ -453,13 +458,13 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ),
     (
         "self-attention-negative-offset",
-        lambda: model().blocks[0].attn(torch.zeros(1, 3, 16), offset=-1),
+        lambda: first_block().attn(torch.zeros(1, 3, 16), offset=-1),
         ValueError,
         "offset must be >= 0",
     ),
     (
         "self-attention-rope-not-a-module",
-        lambda: model().blocks[0].attn(torch.zeros(1, 3, 16), rope="rope"),
+        lambda: first_block().attn(torch.zeros(1, 3, 16), rope="rope"),
         TypeError,
         "rope must be a RotaryEmbedding",
     ),
