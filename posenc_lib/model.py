@@ -267,7 +267,7 @@ def _check_vectors(x: object, d_model: int, weight: torch.Tensor, owner: str, na
 
 
 def _check_sizes(config: TransformerConfig) -> None:
-    """Refuse, before allocating, a configuration whose weights cannot fit in memory."""
+    """Refuse, before allocating, a configuration whose weights exceed the size budget (MAX_TENSOR_BYTES)."""
     d, d_ff = config.d_model, config.d_ff
     per_block = 4 * d * d + 2 * d * d_ff + d_ff + 9 * d  # projections, MLP, two LayerNorms (biases included)
     total = (config.vocab_size + config.max_len + config.outputs + 2) * d + config.outputs + config.n_layers * per_block

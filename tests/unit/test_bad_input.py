@@ -2,8 +2,9 @@
 
 ``BAD`` is a table of calls that must raise ``TypeError`` or ``ValueError`` with a message
 containing the given text (which names the argument). ``GOOD`` is a table of calls that must
-*succeed* and equal a plain call (NumPy integers, 0-d tensors, ...). Sizes whose tensor cannot
-fit in memory must be refused before anything is allocated, naming the argument and the bytes.
+*succeed* and equal a plain call (NumPy integers, 0-d tensors, ...). Sizes whose tensor exceeds
+the fixed budget ``MAX_TENSOR_BYTES`` (1 GiB, on every device) must be refused before anything is
+allocated, naming the argument and the bytes. ``GRADIENTS`` is a table of gradchecks.
 The model side (attention, model, learned table, ...) has its own table.
 """
 
