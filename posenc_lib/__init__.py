@@ -23,8 +23,13 @@ Conventions (every function and module follows them):
   frequencies, angles and shift matrices return float64). Module tables follow
   ``.to(device)`` but keep their precision under ``.to(dtype)``.
 - Bad input raises ``TypeError`` or ``ValueError`` naming the argument and what
-  was expected, including sizes whose table would not fit in memory (refused
-  before allocating).
+  was expected, including sizes: every tensor whose size an argument sets is
+  refused before allocating when it exceeds a fixed budget,
+  ``posenc_lib._checks.MAX_TENSOR_BYTES`` (1 GiB), the same on every machine and device.
+- Integer inputs (token ids) of any integer dtype are converted to int64; a
+  module refuses a floating input of another dtype or device than its weights.
+- Gradients flow to every tensor argument that can require grad (``frequencies``,
+  real-valued positions, ``x``) and to every module parameter.
 - Each encoding function is written as its formula; faster computations of the
   same numbers live in :mod:`posenc_lib.fast` (``posenc_lib.fast.disabled()``
   runs the formulas only).

@@ -5,21 +5,28 @@ with a ``TypeError`` or ``ValueError`` naming the argument and what was expected
 instead of an error from deep inside torch or a silently wrong number.
 
 Integers: Python ints, NumPy integers and 0-d integer tensors are accepted; ``bool``
-is refused (``True`` is not the number 1 here). Sizes whose table would not fit in
-the memory of the device are refused before anything is allocated.
+is refused (``True`` is not the number 1 here). Every tensor whose size an argument sets is
+checked against a fixed budget, :data:`MAX_TENSOR_BYTES`, before it is allocated
+(:func:`check_fits`): the same limit on every machine and device, so a call that works here
+works on a laptop, and a typo such as ``seq_len=10**9`` is an error, not minutes of swapping.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import os
 from collections.abc import Iterable
 
 import torch
 
 # the largest integer a float64 holds exactly: positions beyond it would be rounded silently
 MAX_EXACT_POSITION = 2**53
+
+# The largest tensor posenc_lib builds from its arguments: 1 GiB, e.g. a float32 table of 131,072
+# positions x 2,048 dimensions, or the float32 attention scores of 8 heads x 4,096 x 8,192 pairs.
+# Every table, bias, mask and score matrix of the course is far below it (the largest is a few MiB);
+# a larger request is a mistake in an argument, refused before anything is allocated, on every device.
+MAX_TENSOR_BYTES = 2**30
 
 
 def _as_integer(name: str, value: object, expected: str) -> int:
@@ -199,7 +206,7 @@ def check_positions(positions: object, seq_len: int | None = None, name: str = "
         expected = "(s,)" if seq_len is None else f"(s,) = ({seq_len},) to match x"
         raise ValueError(f"{name} must have shape {expected}, got shape {tuple(positions.shape)}")
     if positions.device.type != "meta" and positions.numel():
-        largest = positions.abs().max()
+        largest = positions.detach().abs().max()  # a value to check, not part of the result
         if not bool(torch.isfinite(largest)) or float(largest) > MAX_EXACT_POSITION:
             raise ValueError(
                 f"{name} must be finite and at most 2**53 in size, got a largest |position| of {float(largest)}"
@@ -210,7 +217,10 @@ def check_positions(positions: object, seq_len: int | None = None, name: str = "
 def check_frequencies(
     frequencies: object, *, name: str = "frequencies", size: int | None = None, positive: bool = False
 ) -> torch.Tensor:
-    """Return a 1-D floating tensor of finite frequencies (``> 0`` when ``positive``) as float64."""
+    """Return a 1-D floating tensor of finite frequencies (``> 0`` when ``positive``) as float64.
+
+    The result is part of the caller's autograd graph (a module that stores it detaches it).
+    """
     frequencies = check_tensor(name, frequencies)
     if frequencies.dim() != 1:
         raise ValueError(f"{name} must be a 1-D tensor of shape (d/2,), got shape {tuple(frequencies.shape)}")
@@ -218,7 +228,7 @@ def check_frequencies(
         raise TypeError(f"{name} must have a floating-point dtype, got {frequencies.dtype}")
     if size is not None and frequencies.shape[0] != size:
         raise ValueError(f"{name} must have shape (head_dim/2,) = ({size},), got {tuple(frequencies.shape)}")
-    frequencies = frequencies.detach().to(torch.float64)
+    frequencies = frequencies.to(torch.float64)  # not detached: gradients flow to the caller's frequencies
     expected = "finite and > 0" if positive else "finite"
     if not all_finite(frequencies) or (
         positive and frequencies.device.type != "meta" and not bool((frequencies > 0).all())
@@ -229,18 +239,6 @@ def check_frequencies(
     return frequencies
 
 
-def device_memory(device: torch.device) -> int | None:
-    """Bytes of memory on ``device`` (RAM for the CPU); ``None`` where nothing is allocated (``meta``) or unknown."""
-    if device.type == "meta":
-        return None
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).total_memory
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def _bytes_text(n: int) -> str:
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
         if n >= size:
@@ -248,18 +246,25 @@ def _bytes_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def check_fits(arguments: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> None:
-    """Refuse, before allocating, a tensor of ``shape`` and ``dtype`` that cannot fit in ``device``'s memory.
+def _element_bits(dtype: torch.dtype) -> int:
+    if dtype == torch.bool:
+        return 8
+    return torch.finfo(dtype).bits if dtype.is_floating_point else torch.iinfo(dtype).bits
 
-    ``arguments`` names what set the size, e.g. ``"seq_len=10**9 and d_model=1024"``.
+
+def check_fits(arguments: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | None = None) -> None:
+    """Refuse, before allocating, a tensor of ``shape`` and ``dtype`` larger than :data:`MAX_TENSOR_BYTES`.
+
+    ``arguments`` names what set the size, e.g. ``"seq_len=10**9 and d_model=1024"``. The budget is
+    the same on every device (``device`` is accepted for the message only), ``meta`` included.
     """
-    elements = math.prod(shape)
-    nbytes = elements * (torch.finfo(dtype).bits if dtype.is_floating_point else torch.iinfo(dtype).bits) // 8
-    limit = device_memory(device)
-    if elements >= 2**62 or (limit is not None and nbytes > limit):
-        where = "" if limit is None else f", more than the {limit:,} bytes ({_bytes_text(limit)}) of memory on {device}"
+    nbytes = math.prod(shape) * _element_bits(dtype) // 8
+    if nbytes > MAX_TENSOR_BYTES:
+        where = "" if device is None else f" on {device}"
         raise ValueError(
-            f"{arguments} ask for a {tuple(shape)} {dtype} tensor of {nbytes:,} bytes ({_bytes_text(nbytes)}){where}"
+            f"{arguments} ask for a {tuple(shape)} {dtype} tensor{where} of {nbytes:,} bytes ({_bytes_text(nbytes)}), "
+            f"more than posenc_lib's limit of {MAX_TENSOR_BYTES:,} bytes ({_bytes_text(MAX_TENSOR_BYTES)}) "
+            f"per tensor (posenc_lib._checks.MAX_TENSOR_BYTES)"
         )
 
 
@@ -307,10 +312,30 @@ def check_probability(name: str, value: object) -> float:
 
 
 def check_integer_tensor(name: str, value: object, *, dim: int, shape_text: str) -> torch.Tensor:
-    """Return ``value`` if it is an integer (not bool) tensor with ``dim`` dimensions, else raise."""
+    """Return ``value`` as an int64 tensor if it is an integer (not bool) tensor with ``dim`` dimensions, else raise.
+
+    Every integer dtype is accepted (uint8, int8, int16, int32, int64, ...) and converted to int64,
+    the index type ``nn.Embedding`` and indexing need (a uint8 index would be read as a mask).
+    """
     value = check_tensor(name, value, min_dim=dim)
     if value.dim() != dim:
         raise ValueError(f"{name} must have shape {shape_text}, got shape {tuple(value.shape)}")
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
-    return value
+    converted = value.to(torch.int64)
+    if value.dtype == torch.uint64 and converted.device.type != "meta" and bool((converted < 0).any()):
+        raise ValueError(f"{name} must hold values below 2**63, got a uint64 value of 2**63 or more")
+    return converted
+
+
+def check_same_dtype(name: str, value: torch.Tensor, dtype: torch.dtype, owner: str) -> None:
+    """Raise ``TypeError`` unless ``value`` has ``dtype``, the dtype of ``owner``'s weights.
+
+    Inputs are not converted silently: rounding a float64 input to float32 weights loses digits the
+    caller asked for, and float32 input to float64 weights would mix precisions without saying so.
+    """
+    if value.dtype != dtype:
+        raise TypeError(
+            f"{name} has dtype {value.dtype} but this {owner}'s weights are {dtype}: convert one of them "
+            f"({name}.to({dtype}) or module.to({value.dtype}))"
+        )

@@ -12,7 +12,15 @@ import math
 
 import torch
 
-from ._checks import check_bool, check_floating, check_nonnegative_int, check_positive_int, check_tensor
+from ._checks import (
+    check_bool,
+    check_device,
+    check_fits,
+    check_floating,
+    check_nonnegative_int,
+    check_positive_int,
+    check_tensor,
+)
 
 
 def causal_mask(
@@ -29,6 +37,9 @@ def causal_mask(
         k_len: number of keys ``s_k`` (>= 1 and >= ``q_len``: a query needs a key at or before it).
         window: optional number ``w >= 1`` of most recent keys each query may see.
         device: where to build the mask.
+
+    The mask (one byte per pair) is refused before it is built if it exceeds
+    :data:`posenc_lib._checks.MAX_TENSOR_BYTES`.
     """
     q_len = check_nonnegative_int("q_len", q_len)
     k_len = check_positive_int("k_len", k_len)
@@ -39,6 +50,8 @@ def causal_mask(
         )
     if window is not None:
         window = check_positive_int("window", window)
+    device = check_device(device)
+    check_fits(f"q_len={q_len} and k_len={k_len} (causal mask)", (q_len, k_len), torch.bool, device)
     query_pos = torch.arange(k_len - q_len, k_len, device=device).unsqueeze(1)  # (s_q, 1)
     key_pos = torch.arange(k_len, device=device).unsqueeze(0)  # (1, s_k)
     mask = key_pos <= query_pos  # (s_q, s_k)
@@ -79,6 +92,10 @@ def _check_inputs(q, k, v, bias, causal, window) -> tuple:
         )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension d, got {tuple(q.shape)} and {tuple(k.shape)}")
+    if q.shape[-1] == 0:
+        raise ValueError(
+            f"q and k must have a width d >= 1 (the scores divide by sqrt(d)), got q of shape {tuple(q.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v must have the same length s_k, got {tuple(k.shape)} and {tuple(v.shape)}")
     if k.shape[-2] == 0:
@@ -90,6 +107,10 @@ def _check_inputs(q, k, v, bias, causal, window) -> tuple:
             f"the leading dimensions of q, k and v must broadcast, got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         ) from None
     scores_shape = (*batch, q.shape[-2], k.shape[-2])
+    dtype = _common_dtype({n: t for n, t in tensors.items() if t.is_floating_point()})
+    check_fits(
+        f"q of shape {tuple(q.shape)} and k of shape {tuple(k.shape)} (the attention scores)", scores_shape, dtype
+    )
     if bias is not None:
         try:
             broadcast = torch.broadcast_shapes(bias.shape, scores_shape)
@@ -102,7 +123,7 @@ def _check_inputs(q, k, v, bias, causal, window) -> tuple:
             )
         if bias.is_floating_point() and bias.device.type != "meta" and bool((bias.isnan() | bias.isposinf()).any()):
             raise ValueError("bias must not hold NaN or +inf (use -inf, or a bool mask, to hide a key)")
-    return q, k, v, bias, causal, window, _common_dtype({n: t for n, t in tensors.items() if t.is_floating_point()})
+    return q, k, v, bias, causal, window, dtype
 
 
 def attention(
@@ -132,7 +153,9 @@ def attention(
 
     ``q``, ``k``, ``v`` and a floating-point ``bias`` are promoted to their common dtype
     (``torch.promote_types``), which is the dtype of everything returned.
-    A query row that the bias and mask leave without any key is an error, not NaN.
+    A query row that the bias and mask leave without any key is an error, not NaN, and so is
+    ``d = 0``. The score matrix is refused before it is computed if it exceeds
+    :data:`posenc_lib._checks.MAX_TENSOR_BYTES`.
 
     Returns:
         ``(output, weights)``, shapes ``(..., s_q, d_v)`` and ``(..., s_q, s_k)``; with

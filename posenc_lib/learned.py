@@ -17,6 +17,7 @@ from ._checks import (
     check_offset,
     check_positive_float,
     check_positive_int,
+    check_same_device,
     check_tensor,
 )
 
@@ -64,6 +65,7 @@ class LearnedPositionalEmbedding(nn.Module):
             raise TypeError(f"x must be a floating-point tensor of token vectors, got dtype {x.dtype}")
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
+        check_same_device("x", x, self.embedding.weight.device, "LearnedPositionalEmbedding")
         seq_len = x.shape[-2]
         offset = check_offset(offset, seq_len)
         if offset + seq_len > self.max_len:
@@ -94,6 +96,7 @@ def cosine_similarity_matrix(table: torch.Tensor | np.ndarray) -> torch.Tensor:
         raise ValueError(
             f"table must be a 2-D floating-point (s, d) array, got shape {tuple(table.shape)}, dtype {table.dtype}"
         )
+    check_fits(f"table of {table.shape[0]} rows (the similarity matrix)", (table.shape[0],) * 2, torch.float32)
     rows = table.detach().float()
     norms = rows.norm(dim=-1, keepdim=True)  # (s, 1)
     if rows.device.type != "meta" and bool(torch.any(norms == 0)):
@@ -165,6 +168,8 @@ def position_targets(
         raise ValueError(
             f"n_classes must be >= train_len (every true position needs a class), got {n_classes} < {train_len}"
         )
+    device = check_device(device)
+    check_fits(f"train_len={train_len} and n_classes={n_classes}", (train_len, n_classes), torch.float32, device)
     true = torch.arange(train_len, dtype=torch.float32, device=device).unsqueeze(1)  # (train_len, 1)
     classes = torch.arange(n_classes, dtype=torch.float32, device=device).unsqueeze(0)  # (1, n_classes)
     if 2 * target_width**2 < torch.finfo(torch.float32).tiny:  # 0, or so narrow that the Gaussian is one-hot
@@ -213,6 +218,8 @@ def train_position_probe(
     weight_decay = check_nonnegative_float("weight_decay", weight_decay)
     target_width = check_nonnegative_float("target_width", target_width)
     seed = check_int("seed", seed)
+    check_fits(f"vocab_size={vocab_size} and d_model={d_model}", (vocab_size, d_model), torch.float32)
+    check_fits(f"batch_size={batch_size} and train_len={train_len}", (batch_size, train_len, max_len), torch.float32)
     targets = position_targets(train_len, max_len, target_width=target_width)  # (train_len, max_len)
     target_entropy = -(targets * targets.clamp_min(1e-12).log()).sum(-1).mean()  # the lowest reachable cross-entropy
 

@@ -43,10 +43,13 @@ from ._checks import (
     check_choice,
     check_device,
     check_fits,
+    check_floating,
     check_int,
     check_integer_tensor,
     check_offset,
     check_positive_int,
+    check_same_device,
+    check_same_dtype,
     check_tensor,
 )
 from .alibi import alibi_bias
@@ -122,13 +125,25 @@ class TransformerConfig:
 
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """``(b, s, d) -> (b, n_h, s, d_h)``: view the last dimension as ``n_h`` heads of width ``d_h = d / n_h``."""
+    """``(b, s, d) -> (b, n_h, s, d_h)``: view the last dimension as ``n_h`` heads of width ``d_h = d / n_h``.
+
+    ``x`` must be 3-D and ``n_heads`` a positive integer that divides ``d``.
+    """
+    x = check_tensor("x", x, min_dim=3)
+    n_heads = check_positive_int("n_heads", n_heads)
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (b, s, d), got shape {tuple(x.shape)}")
     b, s, d = x.shape
-    return x.view(b, s, n_heads, d // n_heads).transpose(1, 2)  # (b, s, n_h, d_h) -> (b, n_h, s, d_h)
+    if d % n_heads:
+        raise ValueError(f"n_heads must divide the width d = x.shape[-1] = {d}, got n_heads={n_heads}")
+    return x.reshape(b, s, n_heads, d // n_heads).transpose(1, 2)  # (b, s, n_h, d_h) -> (b, n_h, s, d_h)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """``(b, n_h, s, d_h) -> (b, s, d)``, the inverse of :func:`split_heads`."""
+    """``(b, n_h, s, d_h) -> (b, s, d)``, the inverse of :func:`split_heads`; ``x`` must be 4-D."""
+    x = check_tensor("x", x, min_dim=4)
+    if x.dim() != 4:
+        raise ValueError(f"x must have shape (b, n_h, s, d_h), got shape {tuple(x.shape)}")
     b, n_heads, s, head_dim = x.shape
     return x.transpose(1, 2).reshape(b, s, n_heads * head_dim)
 
@@ -152,6 +167,10 @@ class SelfAttention(nn.Module):
         window: int | None = None,
         record: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
+        x = _check_vectors(x, self.qkv.in_features, self.qkv.weight, "SelfAttention")
+        offset = check_offset(offset, x.shape[1])  # the position of the first token, used by rope
+        if rope is not None and not isinstance(rope, RotaryEmbedding):
+            raise TypeError(f"rope must be a RotaryEmbedding or None, got {type(rope).__name__}")
         q, k, v = self.qkv(x).split(x.shape[-1], dim=-1)  # each (b, s, d)
         q, k, v = (split_heads(t, self.n_heads) for t in (q, k, v))  # each (b, n_h, s, d_h)
         q_proj, k_proj = q, k
@@ -172,6 +191,10 @@ class Block(nn.Module):
     scores (e.g. ALiBi, ``(n_h, s, s)``), ``offset`` is the position of the first token
     (used by ``rope``), ``window`` limits each query to its last ``window`` keys
     (causal blocks only). Without them the block is position-free (NoPE).
+
+    ``x`` must have the dtype and device of the block's weights: a float64 ``x`` for a float32
+    block is a ``TypeError`` naming ``x``, not a silent rounding (convert one of them,
+    ``x.float()`` or ``block.double()``). :class:`SelfAttention` checks the same.
     """
 
     def __init__(self, config: TransformerConfig):
@@ -185,7 +208,7 @@ class Block(nn.Module):
         )
 
     def _run(self, x, rope, bias, offset, window, record) -> torch.Tensor:
-        x = _check_vectors(x, self.d_model)
+        x = _check_vectors(x, self.d_model, self.attn.qkv.weight, "Block")
         offset = check_offset(offset, x.shape[1])
         if rope is not None and not isinstance(rope, RotaryEmbedding):
             raise TypeError(f"rope must be a RotaryEmbedding or None, got {type(rope).__name__}")
@@ -228,18 +251,23 @@ class Block(nn.Module):
         return {stage: record[stage] for stage in TRACE_STAGES}
 
 
-def _check_vectors(x: object, d_model: int) -> torch.Tensor:
-    """``x`` must be a floating-point ``(b, s, d_model)`` tensor."""
-    x = check_tensor("x", x, min_dim=3)
+def _check_vectors(x: object, d_model: int, weight: torch.Tensor, owner: str, name: str = "x") -> torch.Tensor:
+    """``x`` must be a floating-point ``(b, s, d_model)`` tensor in the dtype and on the device of ``weight``.
+
+    A float64 ``x`` for float32 weights (or the reverse) is a ``TypeError``, not a silent conversion.
+    """
+    x = check_tensor(name, x, min_dim=3)
     if x.dim() != 3 or x.shape[-1] != d_model:
-        raise ValueError(f"x must have shape (b, s, d_model={d_model}), got shape {tuple(x.shape)}")
+        raise ValueError(f"{name} must have shape (b, s, d_model={d_model}), got shape {tuple(x.shape)}")
     if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor of token vectors, got dtype {x.dtype}")
+        raise TypeError(f"{name} must be a floating-point tensor of token vectors, got dtype {x.dtype}")
+    check_same_dtype(name, x, weight.dtype, owner)
+    check_same_device(name, x, weight.device, owner)
     return x
 
 
 def _check_sizes(config: TransformerConfig) -> None:
-    """Refuse, before allocating, a configuration whose weights cannot fit in memory."""
+    """Refuse, before allocating, a configuration whose weights exceed the size budget (MAX_TENSOR_BYTES)."""
     d, d_ff = config.d_model, config.d_ff
     per_block = 4 * d * d + 2 * d * d_ff + d_ff + 9 * d  # projections, MLP, two LayerNorms (biases included)
     total = (config.vocab_size + config.max_len + config.outputs + 2) * d + config.outputs + config.n_layers * per_block
@@ -481,13 +509,22 @@ def additive_score_terms(
     """
     if not isinstance(block, Block):
         raise TypeError(f"block must be a posenc_lib.model.Block, got {type(block).__name__}")
-    token_vectors = _check_vectors(token_vectors, block.d_model)
+    weight = block.attn.qkv.weight
+    token_vectors = _check_vectors(token_vectors, block.d_model, weight, "Block", "token_vectors")
     position_vectors = check_tensor("position_vectors", position_vectors, min_dim=2)
     if position_vectors.shape[-2:] != token_vectors.shape[-2:] or position_vectors.dim() > 3:
         raise ValueError(
             f"position_vectors must have shape (s, d) = {tuple(token_vectors.shape[-2:])} or (b, s, d), "
             f"got {tuple(position_vectors.shape)}"
         )
+    if position_vectors.dim() == 3 and position_vectors.shape[0] not in (1, token_vectors.shape[0]):
+        raise ValueError(
+            f"position_vectors of shape (b, s, d) must have b = 1 or b = {token_vectors.shape[0]} (token_vectors' "
+            f"batch), got {tuple(position_vectors.shape)}"
+        )
+    check_floating("position_vectors", position_vectors)
+    check_same_dtype("position_vectors", position_vectors, weight.dtype, "Block")
+    check_same_device("position_vectors", position_vectors, weight.device, "Block")
     x = token_vectors + position_vectors  # (b, s, d)
     ln, attn, d = block.ln_attn, block.attn, block.d_model
     sigma = (x.var(dim=-1, unbiased=False, keepdim=True) + ln.eps).sqrt()  # (b, s, 1): LN's scale

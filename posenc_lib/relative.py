@@ -90,6 +90,13 @@ def t5_relative_position_bucket(
     if relative_position.is_floating_point() or relative_position.is_complex() or relative_position.dtype == torch.bool:
         raise TypeError(f"relative_position must be an integer tensor, got dtype {relative_position.dtype}")
     num_buckets, max_distance = _check_bucket_arguments(bidirectional, num_buckets, max_distance)
+    # the result and its float32 intermediate have one entry per input entry, even for an expanded (stride-0) input
+    check_fits(
+        f"relative_position of shape {tuple(relative_position.shape)}",
+        tuple(relative_position.shape),
+        torch.int64,
+        relative_position.device,
+    )
     relative_position = relative_position.long()
     bucket = torch.zeros_like(relative_position)
     if bidirectional:
@@ -145,7 +152,14 @@ class T5RelativeBias(nn.Module):
         self.n_heads = check_positive_int("n_heads", n_heads)
         self.num_buckets, self.max_distance = _check_bucket_arguments(bidirectional, num_buckets, max_distance)
         self.bidirectional = bidirectional
-        self.table = nn.Embedding(self.num_buckets, self.n_heads, device=check_device(device))
+        device = check_device(device)
+        check_fits(
+            f"num_buckets={self.num_buckets} and n_heads={self.n_heads}",
+            (self.num_buckets, self.n_heads),
+            torch.float32,
+            device,
+        )
+        self.table = nn.Embedding(self.num_buckets, self.n_heads, device=device)
         nn.init.zeros_(self.table.weight)  # start with no preference; training shapes it
 
     def buckets(self, q_len: int, k_len: int | None = None) -> torch.Tensor:

@@ -34,6 +34,7 @@ from ._buffers import FixedPrecisionTables
 from ._checks import (
     check_choice,
     check_device,
+    check_dtype,
     check_even_int,
     check_fits,
     check_floating,
@@ -264,7 +265,11 @@ class RotaryEmbedding(FixedPrecisionTables):
             device,
         )
         self.standard_frequencies = frequencies is None
-        self.register_buffer("frequencies", _resolve_frequencies(head_dim, base, frequencies, device), persistent=False)
+        given = None if frequencies is None else check_frequencies(frequencies, size=self.head_dim // 2).detach()
+        # the given frequencies' values, kept off any device, so reset_parameters (after to_empty) rebuilds them
+        self.given_frequencies = None if given is None or given.device.type == "meta" else given.tolist()
+        theta = rope_frequencies(self.head_dim, self.base, device=device) if given is None else given.to(device)
+        self.register_buffer("frequencies", theta, persistent=False)
         self.build_cache()
 
     def build_cache(self) -> None:
@@ -282,9 +287,21 @@ class RotaryEmbedding(FixedPrecisionTables):
             self.register_buffer(name, table, persistent=False)
 
     def reset_parameters(self) -> None:
-        """Recompute the tables on their current device, e.g. after ``to_empty`` (given frequencies are kept)."""
+        """Recompute every table on its current device, e.g. after ``to_empty``, from ``base`` or the given frequencies.
+
+        Frequencies given on the ``meta`` device hold no values to rebuild from: a ``ValueError``.
+        """
+        device = self.frequencies.device
         if self.standard_frequencies:
-            self.frequencies = rope_frequencies(self.head_dim, self.base, device=self.frequencies.device)
+            self.frequencies = rope_frequencies(self.head_dim, self.base, device=device)
+        elif self.given_frequencies is not None:
+            self.frequencies = torch.tensor(self.given_frequencies, dtype=torch.float64, device=device)
+        elif device.type != "meta":
+            raise ValueError(
+                "this RotaryEmbedding was built with frequencies on the meta device, which hold no values: "
+                "reset_parameters cannot rebuild them; build it with frequencies that have values "
+                "(e.g. on the CPU) and device='meta'"
+            )
         self.build_cache()
 
     def cos_sin(
@@ -302,6 +319,7 @@ class RotaryEmbedding(FixedPrecisionTables):
         (float64 when ``dtype`` is float64).
         """
         seq_len = check_positive_int("seq_len", seq_len)
+        dtype = check_dtype(dtype)
         device = self.frequencies.device
         if positions is None and check_offset(offset, seq_len) + seq_len <= self.max_len and dtype != torch.float64:
             return self.cos_cached[offset : offset + seq_len], self.sin_cached[offset : offset + seq_len]

@@ -22,7 +22,15 @@ import math
 
 import torch
 
-from ._checks import check_bool, check_device, check_int, check_integer_tensor, check_positive_int, check_probability
+from ._checks import (
+    check_bool,
+    check_device,
+    check_fits,
+    check_int,
+    check_integer_tensor,
+    check_positive_int,
+    check_probability,
+)
 
 TOKEN_A = 0
 TOKEN_B = 1
@@ -44,6 +52,11 @@ def _check_order_shapes(seq_len: int, vocab_size: int) -> tuple[int, int]:
     if vocab_size < 3:
         raise ValueError(f"vocab_size must be >= 3 (A, B and at least one filler token), got {vocab_size}")
     return seq_len, vocab_size
+
+
+def _check_batch_fits(rows: int, seq_len: int, what: str) -> None:
+    """Refuse a ``(rows, s)`` token batch (int64, plus a float32 copy for the shuffle) beyond the size budget."""
+    check_fits(f"{what} and seq_len={seq_len}", (rows, seq_len), torch.int64)
 
 
 def a_before_b(tokens: torch.Tensor) -> torch.Tensor:
@@ -84,6 +97,7 @@ def order_batch(
     if batch_size % 2:
         raise ValueError(f"batch_size must be even (rows come in A/B-swapped pairs), got {batch_size}")
     seq_len, vocab_size = _check_order_shapes(seq_len, vocab_size)
+    _check_batch_fits(2 * batch_size, seq_len, f"batch_size={batch_size}")
     device = check_device(device)
     tokens, swapped = _random_order_rows(batch_size // 2, seq_len, vocab_size, _check_generator(generator))
     tokens = torch.cat((tokens, swapped))  # (b, s)
@@ -104,6 +118,7 @@ def order_eval_set(
     """
     n_groups = check_positive_int("n_groups", n_groups)
     seq_len, vocab_size = _check_order_shapes(seq_len, vocab_size)
+    _check_batch_fits(8 * n_groups, seq_len, f"n_groups={n_groups}")
     generator = torch.Generator().manual_seed(check_int("seed", seed))
     device = check_device(device)
     tokens, swapped = _random_order_rows(n_groups, seq_len, vocab_size, generator)
@@ -136,6 +151,7 @@ def lag_copy_batch(
     lag = check_positive_int("lag", lag)
     bos = check_bool("bos", bos)
     device = check_device(device)
+    _check_batch_fits(2 * batch_size, seq_len, f"batch_size={batch_size}")
     first = 1 if bos else 0  # first content position
     if first + lag >= seq_len:
         raise ValueError(
@@ -153,6 +169,7 @@ def markov_rule(vocab_size: int, *, seed: int, device: Device = None) -> torch.T
     """The tiny language's rule: a table ``(vocab, vocab)`` of int64, ``rule[a, b]`` follows ``a, b``."""
     vocab_size = check_positive_int("vocab_size", vocab_size)
     generator = torch.Generator().manual_seed(check_int("seed", seed))
+    check_fits(f"vocab_size={vocab_size} (the rule table)", (vocab_size, vocab_size), torch.int64)
     return torch.randint(0, vocab_size, (vocab_size, vocab_size), generator=generator).to(check_device(device))
 
 
@@ -177,6 +194,7 @@ def markov_batch(
     """
     batch_size = check_positive_int("batch_size", batch_size)
     seq_len = check_positive_int("seq_len", seq_len)
+    _check_batch_fits(2 * batch_size, seq_len + 1, f"batch_size={batch_size}")
     rule = check_integer_tensor("rule", rule, dim=2, shape_text="(vocab, vocab)")
     if rule.shape[0] != rule.shape[1] or rule.shape[0] == 0:
         raise ValueError(f"rule must be a square integer table (vocab, vocab), got shape {tuple(rule.shape)}")

@@ -11,6 +11,7 @@ from ._checks import (
     check_bool,
     check_device,
     check_dtype,
+    check_fits,
     check_int,
     check_positive_float,
     check_positive_int,
@@ -51,6 +52,7 @@ def embed_words(
         or not all(isinstance(w, str) for w in words)
     ):
         raise TypeError("words must be a non-empty list of strings, e.g. 'the cat sat'.split()")
+    check_fits(f"{len(words)} words and d_model={d_model}", (len(words), d_model), dtype, device)
     rows = [scale * torch.randn(d_model, generator=_word_generator(w, seed)) for w in words]
     return torch.stack(rows).to(device=device, dtype=dtype)  # (s, d)
 
@@ -95,6 +97,7 @@ class ToyAttentionHead:
         d_model = check_positive_int("d_model", d_model)
         seed = check_int("seed", seed)
         dtype, device = check_dtype(dtype), check_device(device)
+        check_fits(f"d_model={d_model}", (d_model, d_model), dtype, device)
         gen = torch.Generator().manual_seed(seed)
         scale = d_model**-0.5
         w_q, w_k, w_v = (scale * torch.randn(d_model, d_model, generator=gen) for _ in range(3))

@@ -32,12 +32,13 @@ How to write a checker (every checker in this package follows this pattern)::
    wrong shape, NaNs, an all-zero result and numbers that are only roughly right.
 3. **Forbidden library code.** If the exercise asks the student to write something ``posenc_lib``
    already computes, pass those functions and classes as ``forbidden`` and say so in the exercise
-   text ("do not call posenc_lib's ``shift_matrix``"). While the student's function runs, each of
-   them is replaced, in ``posenc_lib``, every one of its submodules and the student's own module
-   (the notebook), by a guard that records the call and raises :class:`LibraryCallError`; a class
-   gets its ``__init__`` and public methods guarded, so instances made earlier stop working too.
-   Everything is restored afterwards. An answer that called one of them fails with a verdict that
-   names it, even if it caught the error.
+   text ("do not call posenc_lib's ``shift_matrix``"). While the student's function runs, the code
+   of each of them is replaced by a guard that records the call and raises :class:`LibraryCallError`
+   (see :func:`library_unavailable`), so it refuses under any name, also when the answer *is* the
+   library function or wraps it (``functools.partial``, a lambda); a class gets its ``__init__``
+   and public methods guarded, so instances made earlier stop working too. Everything is restored
+   afterwards. An answer that called one of them fails with a verdict that names it, even if it
+   caught the error.
 4. **Compare.** ``compare(got, expected) -> bool``; accept every valid form of the answer (NumPy
    or torch, another float dtype, a subclass of the expected exception, an exact fraction).
 5. **Tests** (``tests/grading/test_exercises_*.py``): the checker fails the stub, every typical wrong
@@ -52,6 +53,7 @@ import copy
 import functools
 import sys
 import traceback
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,50 +124,101 @@ def public_name(obj: Any) -> str:
     return f"{getattr(obj, '__module__', 'posenc_lib')}.{name}"
 
 
+_ACTIVE_GUARDS: list[list[str]] = []  # the call lists of the guards in force, innermost last
+
+
+def refused_call(name: str) -> None:
+    """What a switched-off library function does instead of its work: record the call, raise."""
+    if _ACTIVE_GUARDS:
+        _ACTIVE_GUARDS[-1].append(name)
+    raise LibraryCallError(f"{name} is switched off while the checker runs your answer: write it yourself")
+
+
+def _refusing_code(name: str, like: types.CodeType) -> types.CodeType:
+    """A code object that calls :func:`refused_call` with ``name``, with ``like``'s free variables.
+
+    A function's ``__code__`` may only be replaced by code with the same free variables (a method
+    that calls ``super()`` has one, ``__class__``), so the stand-in declares them too. It finds
+    :func:`refused_call` through ``__import__``, because it runs with the library module's globals.
+    """
+    cells = "\n".join(f"    {var} = None" for var in like.co_freevars) or "    pass"
+    touch = f"({', '.join(like.co_freevars)},)" if like.co_freevars else "pass"
+    source = (
+        f"def _outer():\n{cells}\n"
+        f"    def _refuse(*args, **kwargs):\n"
+        f"        {touch}\n"
+        f"        __import__({__name__!r}, fromlist=['_']).refused_call({name!r})\n"
+        f"    return _refuse\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<switched off: {name}>", "exec"), namespace)
+    return namespace["_outer"]().__code__
+
+
+def _python_function(value: Any) -> types.FunctionType | None:
+    """The plain Python function behind ``value`` (also inside a staticmethod or classmethod), else ``None``."""
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    return value if isinstance(value, types.FunctionType) else None
+
+
 @contextlib.contextmanager
 def library_unavailable(forbidden: Sequence[Any], *, student: Any = None) -> Iterator[list[str]]:
     """Switch off ``forbidden`` (posenc_lib functions and classes) for the duration; yields the names called.
 
-    A function is replaced by a guard wherever a module binds it: ``posenc_lib``, each of its
-    submodules, ``__main__`` and the module ``student`` (a function) was defined in. A class keeps its
-    name (``isinstance`` still works) but its ``__init__`` and public methods are guarded, which also
-    stops instances made before. Each guard appends the public name to the yielded list and raises
-    :class:`LibraryCallError`. Everything is put back on exit, also after an error.
+    A Python function's code is replaced (``__code__``) by a stand-in that records the call and
+    raises :class:`LibraryCallError`, so the function refuses however the answer reaches it: by a
+    module name, by an alias, *as the answer itself* (``check_x(pe.x)``), or wrapped in a
+    ``functools.partial``, a lambda, a closure or a ``functools.wraps`` wrapper. A class keeps its
+    name (``isinstance`` still works) but its ``__init__`` and public methods refuse the same way,
+    which also stops instances and bound methods made before. Any other callable (no Python code
+    to replace) is rebound wherever a module binds it: ``posenc_lib``, its submodules, ``__main__``
+    and the module ``student`` (a function) was defined in. Everything is put back on exit, also
+    after an error.
     """
     calls: list[str] = []
+    undo: list[Callable[[], None]] = []
+
+    def switch_off(function: types.FunctionType, name: str) -> None:
+        original = function.__code__
+        function.__code__ = _refusing_code(name, original)
+        undo.append(functools.partial(setattr, function, "__code__", original))
 
     def guard(name: str) -> Callable[..., Any]:
         def refuse(*args: Any, **kwargs: Any) -> Any:
-            calls.append(name)
-            raise LibraryCallError(f"{name} is switched off while the checker runs your answer: write it yourself")
+            refused_call(name)
 
         return refuse
 
-    functions = {id(obj): guard(public_name(obj)) for obj in forbidden if not isinstance(obj, type)}
+    others = {}
+    for obj in forbidden:
+        if isinstance(obj, type):
+            for attribute, value in vars(obj).items():
+                if (function := _python_function(value)) and (attribute == "__init__" or not attribute.startswith("_")):
+                    switch_off(function, public_name(obj))
+        elif function := _python_function(obj):
+            switch_off(function, public_name(obj))
+        else:
+            others[id(obj)] = guard(public_name(obj))
     namespaces = [
         vars(module)
         for name, module in list(sys.modules.items())
-        if module is not None and (name == "posenc_lib" or name.startswith("posenc_lib.") or name == "__main__")
+        if others
+        and module is not None
+        and (name == "posenc_lib" or name.startswith("posenc_lib.") or name == "__main__")
     ]
-    if isinstance(getattr(student, "__globals__", None), dict):
+    if others and isinstance(getattr(student, "__globals__", None), dict):
         namespaces.append(student.__globals__)
-    undo: list[Callable[[], None]] = []
+    _ACTIVE_GUARDS.append(calls)
     try:
         for namespace in namespaces:
             for key, value in list(namespace.items()):
-                if id(value) in functions and namespace[key] is value:
-                    namespace[key] = functions[id(value)]
+                if id(value) in others and namespace[key] is value:
+                    namespace[key] = others[id(value)]
                     undo.append(functools.partial(namespace.__setitem__, key, value))
-        for cls in (obj for obj in forbidden if isinstance(obj, type)):
-            refuse = guard(public_name(cls))
-            for attribute in [
-                a for a, v in vars(cls).items() if callable(v) and (a == "__init__" or not a.startswith("_"))
-            ]:
-                original = vars(cls)[attribute]
-                setattr(cls, attribute, refuse)
-                undo.append(functools.partial(setattr, cls, attribute, original))
         yield calls
     finally:
+        _ACTIVE_GUARDS.remove(calls)
         for restore in reversed(undo):
             restore()
 

@@ -6,7 +6,10 @@ them). Only the public checker functions are used, so the file runs against any 
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
+import sys
 
 import pytest
 import torch
@@ -129,3 +132,138 @@ def test_a_constant_false_is_not_told_it_tested_invariance():
 
 def test_a_numpy_answer_passes_the_layout_checker():
     assert ex.check_interleaved_to_half(lambda x: torch.cat((x[..., 0::2], x[..., 1::2]), dim=-1).numpy())
+
+
+# --- issue 22: an answer that IS the forbidden library object, or wraps it, gets the verdict of a call -----------
+#
+# The guard used to rebind module names only, so `check_alibi_slopes(pe.alibi_slopes)` scored full marks: the
+# answer object was the original function. Now the function's code itself refuses while the checker runs. Every
+# answer below reaches the library through a reference taken *before* the check (the object itself, a default
+# argument, a closure), which no rebinding of names can reach; each must get the verdict of a plain call.
+
+
+def interpolate_via_library(model, factor, _scale=pe.linear_scaling_frequencies, _rope=pe.RotaryEmbedding):
+    other = copy.deepcopy(model)
+    theta = _scale(pe.rope_frequencies(model.config.head_dim), factor)
+    other.rope = _rope(model.config.head_dim, model.config.max_len, frequencies=theta)
+    return other
+
+
+def llama3_groups_via_library(frequencies, original_len, _llama3=pe.llama3_frequencies):
+    new = _llama3(frequencies, factor=8.0, original_max_len=original_len)
+    unchanged, divided = int((new == frequencies).sum()), int(torch.isclose(new, frequencies / 8).sum())
+    return unchanged, frequencies.shape[0] - unchanged - divided, divided
+
+
+BUILT_BEFORE = {  # instances made before the check: their bound methods hold the original functions
+    "learned": pe.LearnedPositionalEmbedding(4, 16),
+    "sinusoidal": pe.SinusoidalPositionalEncoding(16, 2048),
+}
+
+
+def lookup_via_a_bound_method(table, positions, _forward=BUILT_BEFORE["learned"].forward):
+    return torch.stack([_forward(torch.zeros(1, 1, 4), offset=int(p))[0, 0] for p in positions])
+
+
+# checker -> (an answer that gets its result from the forbidden code, the public name the verdict must give)
+LIBRARY_ANSWERS = {
+    "check_alibi_slopes": (pe.alibi_slopes, "posenc_lib.alibi_slopes"),
+    "check_t5_bucket": (pe.t5_relative_position_bucket, "posenc_lib.t5_relative_position_bucket"),
+    "check_shift_matrix": (pe.shift_matrix, "posenc_lib.shift_matrix"),
+    "check_sinusoidal": (pe.sinusoidal_encoding, "posenc_lib.sinusoidal_encoding"),
+    "check_rope_half": (pe.apply_rope, "posenc_lib.apply_rope"),
+    "check_rope_interleaved": (
+        lambda x, p, base=10000.0, _rope=pe.apply_rope: _rope(x, p, base=base, layout="interleaved"),
+        "posenc_lib.apply_rope",
+    ),
+    "check_ntk_frequencies": (
+        lambda d, s, base=10000.0, _ntk=pe.ntk_aware_frequencies, _f=pe.rope_frequencies: _ntk(_f(d, base), s),
+        "posenc_lib.rope_frequencies",
+    ),
+    "check_llama3_groups": (llama3_groups_via_library, "posenc_lib.llama3_frequencies"),
+    "check_interpolate": (interpolate_via_library, "posenc_lib.linear_scaling_frequencies"),
+    "check_interleaved_to_half": (
+        lambda x, _perm=pe.interleaved_to_half_permutation: x[..., _perm(x.shape[-1])],
+        "posenc_lib.interleaved_to_half_permutation",
+    ),
+    "check_position_lookup": (lookup_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
+    "check_add_positions": (
+        lambda w, d, first=0, _add=BUILT_BEFORE["sinusoidal"].forward: _add(
+            torch.nn.functional.pad(pe.embed_words(w, d), (0, 16 - d)), offset=first
+        )[:, :d],
+        "posenc_lib.SinusoidalPositionalEncoding",
+    ),
+}
+
+
+def wrapped_forms(answer):
+    """The answer itself and four ways of wrapping it; none names the library at call time."""
+    alias = answer
+
+    @functools.wraps(answer)
+    def wraps_wrapper(*args, **kwargs):
+        return alias(*args, **kwargs)
+
+    class CallableObject:
+        def __call__(self, *args, **kwargs):
+            return alias(*args, **kwargs)
+
+    return {
+        "itself": answer,
+        "partial": functools.partial(answer),
+        "lambda": lambda *args, **kwargs: alias(*args, **kwargs),
+        "functools.wraps": wraps_wrapper,
+        "callable object": CallableObject(),
+    }
+
+
+class Recorded(Exception):
+    pass
+
+
+def forbidden_of(checker_name: str) -> tuple:
+    """The ``forbidden=`` a checker passes to check_function (its check_function is swapped for a recorder)."""
+    checker = getattr(ex, checker_name)
+    module = sys.modules[checker.__module__]
+
+    def record(*args, forbidden=(), **kwargs):
+        raise Recorded(tuple(forbidden))
+
+    original = vars(module)["check_function"]
+    vars(module)["check_function"] = record
+    try:
+        checker(lambda *args, **kwargs: None)
+    except Recorded as recorded:
+        return recorded.args[0]
+    finally:
+        vars(module)["check_function"] = original
+    raise AssertionError(f"{checker_name} did not call check_function")
+
+
+CHECKERS = sorted(name for name in ex.__all__ if name.startswith("check_") and name != "check_function")
+
+
+def test_every_checker_with_forbidden_code_is_tried_here():
+    with_forbidden = {name for name in CHECKERS if forbidden_of(name)}
+    assert with_forbidden == set(LIBRARY_ANSWERS), with_forbidden ^ set(LIBRARY_ANSWERS)
+
+
+@pytest.mark.parametrize("form", ["itself", "partial", "lambda", "functools.wraps", "callable object"])
+@pytest.mark.parametrize("checker", sorted(LIBRARY_ANSWERS))
+def test_an_answer_that_is_or_wraps_the_library_gets_the_verdict_of_a_call(checker, form, capsys):
+    answer, name = LIBRARY_ANSWERS[checker]
+    result = getattr(ex, checker)(wrapped_forms(answer)[form])
+    assert not result
+    assert result.reason == "calls the library", result.message
+    assert f"your answer calls {name}" in result.message, result.message
+    capsys.readouterr()
+
+
+def test_the_library_works_again_after_the_check():
+    ex.check_alibi_slopes(pe.alibi_slopes)
+    torch.testing.assert_close(
+        pe.alibi_slopes(4), torch.tensor([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8], dtype=torch.float64)
+    )
+    ex.check_position_lookup(lookup_via_a_bound_method)
+    module = BUILT_BEFORE["learned"]
+    assert torch.equal(module(torch.zeros(1, 2, 4)), module.weight[:2][None])

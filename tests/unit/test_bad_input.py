@@ -2,8 +2,9 @@
 
 ``BAD`` is a table of calls that must raise ``TypeError`` or ``ValueError`` with a message
 containing the given text (which names the argument). ``GOOD`` is a table of calls that must
-*succeed* and equal a plain call (NumPy integers, 0-d tensors, ...). Sizes whose tensor cannot
-fit in memory must be refused before anything is allocated, naming the argument and the bytes.
+*succeed* and equal a plain call (NumPy integers, 0-d tensors, ...). Sizes whose tensor exceeds
+the fixed budget ``MAX_TENSOR_BYTES`` (1 GiB, on every device) must be refused before anything is
+allocated, naming the argument and the bytes. ``GRADIENTS`` is a table of gradchecks.
 The model side (attention, model, learned table, ...) has its own table.
 """
 
@@ -439,7 +440,35 @@ BAD = [
     ("t5-heads", lambda: pe.T5RelativeBias(0), ValueError, "n_heads"),
     ("t5-q-len", lambda: pe.T5RelativeBias(4)(0), ValueError, "q_len"),
     ("t5-huge", lambda: pe.T5RelativeBias(4)(10**6, 10**6), ValueError, "q_len=1000000 and k_len=1000000"),
+    # issue 22, sizes never checked: an expanded (stride-0) input takes no memory, its buckets would
+    (
+        "t5-expanded-huge",
+        lambda: pe.t5_relative_position_bucket(torch.zeros(1, dtype=torch.long).expand(10**6, 10**6)),
+        ValueError,
+        "relative_position of shape (1000000, 1000000)",
+    ),
+    (
+        "t5-expanded-3d-huge",
+        lambda: pe.t5_relative_position_bucket(torch.arange(-8, 8).expand(10**4, 10**4, 16)),
+        ValueError,
+        "relative_position of shape (10000, 10000, 16)",
+    ),
+    ("t5-heads-huge", lambda: pe.T5RelativeBias(10**12), ValueError, "num_buckets=32 and n_heads=1000000000000"),
+    ("t5-buckets-huge", lambda: pe.T5RelativeBias(8, 10**12, 10**13), ValueError, "num_buckets=1000000000000"),
+    # issue 22, crashes from inside torch: integer dtypes are accepted and converted; non-dtypes are refused
+    ("re-cos-sin-dtype-str", lambda: ROTARY.cos_sin(4, dtype="float64"), TypeError, "dtype must be a floating-point"),
+    ("re-cos-sin-dtype-int", lambda: ROTARY.cos_sin(4, dtype=torch.int64), TypeError, "dtype"),
+    ("re-cos-sin-dtype-none", lambda: ROTARY.cos_sin(4, dtype=None), TypeError, "dtype"),
+    ("re-freq-meta-reset", lambda: _reset_with_meta_frequencies(), ValueError, "frequencies on the meta device"),
 ]
+
+
+def _reset_with_meta_frequencies():
+    module = pe.RotaryEmbedding(8, 16, frequencies=torch.ones(4, device="meta"), device="meta")
+    module.to_empty(device="cpu")
+    module.reset_parameters()  # there are no values to rebuild the frequencies from
+
+
 if not torch.cuda.is_available():
     BAD.append(("se-no-cuda", lambda: pe.sinusoidal_encoding(4, 8, device="cuda"), ValueError, "asks for CUDA"))
 if not torch.backends.mps.is_available():
@@ -461,6 +490,101 @@ def test_memory_refusals_say_how_many_bytes():
         pe.sinusoidal_encoding(10**9, 1024)
     message = str(caught.value)
     assert "4,096,000,000,000 bytes (3.7 TiB)" in message and "seq_len=1000000000" in message
+
+
+# --- issue 22: the size limit is a fixed, stated budget, the same on every device and machine -------------
+
+
+def test_the_size_limit_is_a_fixed_budget_not_this_machines_memory(monkeypatch):
+    from posenc_lib import _checks
+
+    assert _checks.MAX_TENSOR_BYTES == 2**30  # what posenc_lib's docstrings state
+    rows = _checks.MAX_TENSOR_BYTES // (4 * 1024)  # a float32 (rows, 1024) table of exactly the budget
+    on_meta = pe.sinusoidal_encoding(rows, 1024, device="meta")  # the meta device allocates nothing ...
+    assert on_meta.shape == (rows, 1024)
+    with pytest.raises(ValueError, match=r"more than posenc_lib's limit of 1,073,741,824 bytes \(1.0 GiB\)"):
+        pe.sinusoidal_encoding(rows + 1, 1024, device="meta")  # ... but the budget holds there too
+    # the verdict does not depend on the machine: a 1-TiB "machine" refuses the same call
+    monkeypatch.setattr("os.sysconf", lambda name: 2**40 if name == "SC_PHYS_PAGES" else 1)
+    with pytest.raises(ValueError, match="seq_len=262145 and d_model=1024"):
+        pe.sinusoidal_encoding(rows + 1, 1024, device="meta")
+
+
+# --- issue 22, silent wrong results: gradients flow to every tensor argument that can require grad -------------
+#
+# gradcheck compares autograd's gradient with finite differences in float64. A detached argument gives a
+# gradient of zero (or an output that does not require grad at all): both fail here.
+
+
+def _f64(*shape, low=-1.0, high=1.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (low + (high - low) * torch.rand(*shape, generator=g, dtype=torch.float64)).requires_grad_()
+
+
+def _theta(head_dim=8):
+    return pe.rope_frequencies(head_dim).clone().requires_grad_()
+
+
+def _real_positions(s=4):
+    return (torch.arange(s, dtype=torch.float64) * 1.3 + 0.25).requires_grad_()
+
+
+GRADIENTS = [  # (id, function of the tensors, the tensors that must get a gradient)
+    ("apply-rope-frequencies-half", lambda t: pe.apply_rope(_f64(2, 4, 8).detach(), frequencies=t), [_theta()]),
+    (
+        "apply-rope-frequencies-interleaved",
+        lambda t: pe.apply_rope(_f64(2, 4, 8).detach(), layout="interleaved", frequencies=t),
+        [_theta()],
+    ),
+    (
+        "apply-rope-frequencies-and-positions",
+        lambda t, p: pe.apply_rope(_f64(4, 8).detach(), p, frequencies=t),
+        [_theta(), _real_positions()],
+    ),
+    ("apply-rope-x", lambda x: pe.apply_rope(x, offset=3), [_f64(2, 4, 8)]),
+    ("apply-rope-real-positions", lambda p: pe.apply_rope(_f64(2, 4, 8).detach(), p), [_real_positions()]),
+    ("rope-angles", lambda p, t: pe.rope_angles(p, t), [_real_positions(), _theta()]),
+    ("wavelengths", pe.wavelengths, [_theta()]),
+    ("rotate-pairs", lambda x, c, s: pe.rotate_pairs(x, c, s), [_f64(4, 8), _f64(4, 4, seed=1), _f64(4, 4, seed=2)]),
+    (
+        "apply-rope-2d-rows-cols",
+        lambda r, c: pe.apply_rope_2d(_f64(4, 8).detach(), r, c),
+        [_real_positions(), _real_positions().detach().flip(0).requires_grad_()],
+    ),
+    ("apply-partial-rope-positions", lambda p: pe.apply_partial_rope(_f64(4, 8).detach(), 4, p), [_real_positions()]),
+    ("rotary-module-real-positions", lambda p: pe.RotaryEmbedding(8, 16)(_f64(4, 8).detach(), p), [_real_positions()]),
+    ("rotary-module-x", lambda x: pe.RotaryEmbedding(8, 16)(x, offset=2), [_f64(2, 4, 8)]),
+    ("linear-scaling", lambda t: pe.linear_scaling_frequencies(t, 4.0), [_theta()]),
+    ("ntk-aware", lambda t: pe.ntk_aware_frequencies(t, 4.0), [_theta()]),
+    ("dynamic-ntk", lambda t: pe.dynamic_ntk_frequencies(t, 40, 10), [_theta()]),
+    (  # YaRN needs a geometric sequence: vary its base, which keeps it one
+        "yarn-via-base",
+        lambda b: pe.yarn_frequencies(b ** (-2 * torch.arange(8, dtype=torch.float64) / 16), 4.0, 64),
+        [torch.tensor(10000.0, dtype=torch.float64, requires_grad=True)],
+    ),
+    ("llama3", lambda t: pe.llama3_frequencies(t, 8.0, 64), [_theta(16)]),
+    ("rotations", lambda t: pe.rotations(t, 10), [_theta()]),
+    ("unseen-arc", lambda t, u: pe.unseen_arc(t, 64, u, 8), [_theta(), _theta()]),
+    ("sinusoidal-dot-distance", lambda d: pe.sinusoidal_dot_by_distance(d, 8), [_real_positions()]),
+]
+
+
+@pytest.mark.parametrize("function,inputs", [case[1:] for case in GRADIENTS], ids=[case[0] for case in GRADIENTS])
+def test_gradients_flow_to_every_tensor_argument(function, inputs):
+    assert torch.autograd.gradcheck(function, inputs)
+
+
+def test_the_gradient_with_respect_to_frequencies_is_not_zero():
+    theta = _theta()
+    pe.apply_rope(_f64(2, 4, 8).detach(), frequencies=theta).sum().backward()
+    assert theta.grad is not None and bool(theta.grad.abs().gt(0).all())
+
+
+def test_a_module_does_not_keep_the_callers_graph():
+    theta = _theta()
+    module = pe.RotaryEmbedding(8, 16, frequencies=theta * 2)  # a table, not a weight
+    assert not module.frequencies.requires_grad and not module.cos_cached.requires_grad
+    assert module.given_frequencies == (theta * 2).tolist()
 
 
 def test_the_table_has_enough_cases():

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import pathlib
 import traceback
-from typing import Any
+import warnings
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -19,7 +20,18 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import tasks, training
-from posenc_lib.model import TinyTransformer, TransformerConfig, build_model, count_parameters
+from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
+from posenc_lib.model import (
+    Block,
+    TinyTransformer,
+    TransformerConfig,
+    additive_score_terms,
+    build_model,
+    count_parameters,
+    merge_heads,
+    split_heads,
+)
+from posenc_lib.rope import convert_qk_weight, rope_angle_gap, rope_decay_bound
 
 LIBRARY = pathlib.Path(pe.__file__).resolve().parent
 
@@ -29,6 +41,10 @@ CONFIG = {"d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "max_len": 8}
 
 def model(scheme: str = "none", causal: bool = True) -> TinyTransformer:
     return build_model(TransformerConfig(vocab_size=VOCAB, scheme=scheme, causal=causal, **CONFIG), seed=0)
+
+
+def first_block(**kwargs: Any) -> Block:
+    return cast(Block, model(**kwargs).blocks[0])
 
 
 def tokens(s: int = 5, b: int = 2) -> torch.Tensor:
@@ -376,6 +392,186 @@ ERRORS: list[tuple[str, Any, type[Exception], str]] = [
     ),
     ("probe-float-seed", lambda: pe.train_position_probe(steps=1, seed=1.5), TypeError, "seed"),
     ("probe-negative-width", lambda: pe.train_position_probe(steps=1, target_width=-1), ValueError, "target_width"),
+    # --- issue 22, silent wrong: width 0 gave NaN weights ------------------------------------------------------
+    ("attention-width-zero", lambda: pe.attention(*qkv(d=0)), ValueError, "q and k must have a width d >= 1"),
+    (
+        "attention-width-zero-causal",
+        lambda: pe.attention(*qkv(4, 4, d=0), causal=True),
+        ValueError,
+        "width d >= 1",
+    ),
+    (
+        "attention-width-zero-bias",
+        lambda: pe.attention(*qkv(d=0), bias=torch.zeros(3, 4)),
+        ValueError,
+        "width d >= 1",
+    ),
+    # --- issue 22, crashes from inside torch: heads, devices, dtypes ------------------------------------------
+    ("split-heads-not-dividing", lambda: split_heads(torch.zeros(2, 3, 8), 3), ValueError, "n_heads must divide"),
+    ("split-heads-zero", lambda: split_heads(torch.zeros(2, 3, 8), 0), ValueError, "n_heads must be a positive"),
+    ("split-heads-negative", lambda: split_heads(torch.zeros(2, 3, 8), -2), ValueError, "n_heads"),
+    ("split-heads-float", lambda: split_heads(torch.zeros(2, 3, 8), 2.0), TypeError, "n_heads"),
+    ("split-heads-bool", lambda: split_heads(torch.zeros(2, 3, 8), True), TypeError, "n_heads"),
+    ("split-heads-2d", lambda: split_heads(torch.zeros(3, 8), 2), ValueError, "x must have at least 3 dimensions"),
+    ("split-heads-4d", lambda: split_heads(torch.zeros(1, 2, 3, 8), 2), ValueError, "x must have shape (b, s, d)"),
+    ("split-heads-numpy", lambda: split_heads(np.zeros((2, 3, 8)), 2), TypeError, "x must be a torch.Tensor"),
+    ("merge-heads-3d", lambda: merge_heads(torch.zeros(2, 3, 8)), ValueError, "x must have at least 4 dimensions"),
+    ("merge-heads-5d", lambda: merge_heads(torch.zeros(1, 2, 2, 3, 8)), ValueError, "(b, n_h, s, d_h)"),
+    ("causal-mask-device-name", lambda: pe.causal_mask(3, 4, device="gpu"), ValueError, "device must name a device"),
+    ("causal-mask-device-type", lambda: pe.causal_mask(3, 4, device=0.5), TypeError, "device must be None"),
+    ("causal-mask-device-typo", lambda: pe.causal_mask(3, 4, device="cpu:x"), ValueError, "device"),
+    (
+        "block-float64-input",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.float64)),
+        TypeError,
+        "x has dtype torch.float64 but this Block's weights are torch.float32",
+    ),
+    (
+        "block-bf16-input",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, dtype=torch.bfloat16)),
+        TypeError,
+        "x has dtype torch.bfloat16",
+    ),
+    (
+        "block-float32-input-to-float64-block",
+        lambda: model().double().blocks[0](torch.zeros(1, 3, 16)),
+        TypeError,
+        "this Block's weights are torch.float64",
+    ),
+    (
+        "block-trace-float64-input",
+        lambda: first_block().trace(torch.zeros(1, 3, 16, dtype=torch.float64)),
+        TypeError,
+        "x has dtype torch.float64",
+    ),
+    (
+        "self-attention-float64-input",
+        lambda: first_block().attn(torch.zeros(1, 3, 16, dtype=torch.float64)),
+        TypeError,
+        "this SelfAttention's weights are torch.float32",
+    ),
+    (
+        "block-input-on-meta",
+        lambda: model().blocks[0](torch.zeros(1, 3, 16, device="meta")),
+        ValueError,
+        "x is on meta but this Block's tables are on cpu",
+    ),
+    (
+        "self-attention-negative-offset",
+        lambda: first_block().attn(torch.zeros(1, 3, 16), offset=-1),
+        ValueError,
+        "offset must be >= 0",
+    ),
+    (
+        "self-attention-rope-not-a-module",
+        lambda: first_block().attn(torch.zeros(1, 3, 16), rope="rope"),
+        TypeError,
+        "rope must be a RotaryEmbedding",
+    ),
+    (
+        "score-terms-float64-positions",
+        lambda: additive_score_terms(model().blocks[0], torch.zeros(1, 3, 16), torch.zeros(3, 16, dtype=torch.float64)),
+        TypeError,
+        "position_vectors has dtype torch.float64",
+    ),
+    (
+        "score-terms-integer-positions",
+        lambda: additive_score_terms(model().blocks[0], torch.zeros(1, 3, 16), torch.zeros(3, 16, dtype=torch.long)),
+        TypeError,
+        "position_vectors must have a floating-point dtype",
+    ),
+    (
+        "score-terms-batch-mismatch",
+        lambda: additive_score_terms(model().blocks[0], torch.zeros(2, 3, 16), torch.zeros(3, 3, 16)),
+        ValueError,
+        "position_vectors of shape (b, s, d) must have b = 1 or b = 2",
+    ),
+    (
+        "learned-input-on-meta",
+        lambda: learned()(torch.zeros(1, 3, 4, device="meta")),
+        ValueError,
+        "x is on meta but this LearnedPositionalEmbedding's tables are on cpu",
+    ),
+    ("model-bool-tokens-refused", lambda: model()(tokens().bool()), TypeError, "tokens must be an integer tensor"),
+    (
+        "model-uint8-tokens-out-of-vocab",
+        lambda: model()(torch.full((1, 3), 200, dtype=torch.uint8)),
+        ValueError,
+        "tokens must be ids in 0..9",
+    ),
+    (
+        "model-uint64-tokens-beyond-int64",
+        lambda: model()(torch.full((1, 2), 2**63 + 5, dtype=torch.uint64)),
+        ValueError,
+        "tokens must hold values below 2**63",
+    ),
+    # --- issue 22, sizes never checked: refused before the allocator sees them ----------------------------------
+    ("causal-mask-huge", lambda: pe.causal_mask(10**6, 10**6), ValueError, "q_len=1000000 and k_len=1000000"),
+    (
+        "causal-mask-window-huge",
+        lambda: pe.causal_mask(10**6, 10**6, window=16),
+        ValueError,
+        "(causal mask) ask for a (1000000, 1000000) torch.bool tensor",
+    ),
+    (
+        "causal-mask-huge-on-meta",
+        lambda: pe.causal_mask(10**6, 10**6, device="meta"),
+        ValueError,
+        "posenc_lib's limit of 1,073,741,824 bytes",
+    ),
+    (
+        "attention-scores-huge",
+        lambda: pe.attention(*(torch.zeros(1, 1, 8).expand(4, 10**5, 8),) * 3),
+        ValueError,
+        "(the attention scores) ask for a (4, 100000, 100000) torch.float32 tensor",
+    ),
+    (
+        "attention-scores-huge-causal-window",
+        lambda: pe.attention(*(torch.zeros(1, 8).expand(10**5, 8),) * 3, causal=True, window=4),
+        ValueError,
+        "the attention scores",
+    ),
+    (
+        "attention-scores-huge-broadcast",
+        lambda: pe.attention(torch.zeros(10**4, 1, 1, 8), torch.zeros(1, 10**4, 100, 8), torch.zeros(1, 1, 100, 8)),
+        ValueError,
+        "(10000, 10000, 1, 100) torch.float32",
+    ),
+    (
+        "similarity-huge",
+        lambda: pe.cosine_similarity_matrix(torch.ones(1, 4).expand(10**6, 4)),
+        ValueError,
+        "table of 1000000 rows",
+    ),
+    ("position-targets-huge", lambda: pe.position_targets(10**6, 10**6), ValueError, "train_len=1000000"),
+    ("embed-words-huge", lambda: pe.embed_words(["a"] * 10, 10**9), ValueError, "10 words and d_model=1000000000"),
+    ("toy-head-huge", lambda: pe.ToyAttentionHead.random(10**6), ValueError, "d_model=1000000"),
+    (
+        "order-batch-huge",
+        lambda: tasks.order_batch(10**6, 10**6, 5, generator=torch.Generator()),
+        ValueError,
+        "batch_size=1000000 and seq_len=1000000",
+    ),
+    ("order-eval-huge", lambda: tasks.order_eval_set(10**6, 10**5, 5, seed=0), ValueError, "n_groups=1000000"),
+    (
+        "lag-copy-huge",
+        lambda: tasks.lag_copy_batch(10**6, 10**6, 5, 1, generator=torch.Generator()),
+        ValueError,
+        "batch_size=1000000",
+    ),
+    ("markov-rule-huge", lambda: tasks.markov_rule(10**6, seed=0), ValueError, "vocab_size=1000000 (the rule table)"),
+    (
+        "markov-batch-huge",
+        lambda: tasks.markov_batch(10**6, 10**6, tasks.markov_rule(5, seed=0), p_rule=0.5, generator=torch.Generator()),
+        ValueError,
+        "batch_size=1000000",
+    ),
+    (
+        "probe-huge-vocab",
+        lambda: pe.train_position_probe(vocab_size=10**9, d_model=1024, steps=1),
+        ValueError,
+        "vocab_size=1000000000 and d_model=1024",
+    ),
 ]
 
 
@@ -502,7 +698,70 @@ def _ok_learned_offset_0d_tensor():
     return torch.equal(module(x, offset=torch.tensor(1)), x + module.weight[1:4])
 
 
+def _same_logits_for_every_integer_dtype():
+    net, ids = model(), tokens()
+    reference = net(ids)
+    dtypes = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.uint16, torch.uint32, torch.uint64)
+    return all(torch.equal(net(ids.to(dtype)), reference) for dtype in dtypes)
+
+
+def _ok_integer_token_dtypes():
+    return _same_logits_for_every_integer_dtype()
+
+
+def _ok_integer_token_dtypes_every_scheme():
+    net = {scheme: model(scheme) for scheme in ("sinusoidal", "learned", "rope", "alibi")}
+    return all(torch.equal(m(tokens().to(torch.int16)), m(tokens())) for m in net.values())
+
+
+def _ok_a_before_b_uint8():
+    rows = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    return torch.equal(tasks.a_before_b(rows.to(torch.uint8)), tasks.a_before_b(rows))
+
+
+def _ok_markov_batch_uint8_rule():
+    rule = tasks.markov_rule(5, seed=0)
+    a = tasks.markov_batch(2, 6, rule.to(torch.uint8), p_rule=1.0, generator=torch.Generator().manual_seed(0))
+    b = tasks.markov_batch(2, 6, rule, p_rule=1.0, generator=torch.Generator().manual_seed(0))
+    return all(torch.equal(x, y) and x.dtype == torch.int64 for x, y in zip(a, b))
+
+
+def _ok_split_heads_round_trip():
+    x = torch.randn(2, 3, 12)
+    heads = split_heads(x, 3)
+    return heads.shape == (2, 3, 3, 4) and torch.equal(merge_heads(heads), x) and torch.equal(heads[:, 1], x[..., 4:8])
+
+
+def _ok_split_heads_non_contiguous():
+    x = torch.randn(3, 2, 8).transpose(0, 1)  # (b, s, d), not contiguous: view() would fail
+    return torch.equal(merge_heads(split_heads(x, 2)), x)
+
+
+def _ok_block_converted_deliberately():
+    block, x = model().blocks[0], torch.randn(1, 3, 16, dtype=torch.float64)
+    return torch.allclose(block(x.float()).double(), block.double()(x), atol=1e-5)
+
+
+def _ok_causal_mask_on_meta():
+    return pe.causal_mask(3, 5, window=2, device="meta").shape == (3, 5)
+
+
+def _ok_attention_value_width_zero():
+    q, k, _ = qkv()
+    out, weights = pe.attention(q, k, torch.zeros(1, 4, 0))
+    return out.shape == (1, 3, 0) and bool(torch.isfinite(weights).all())
+
+
 OK = [
+    ("integer-token-dtypes-give-the-same-logits", _ok_integer_token_dtypes),
+    ("integer-token-dtypes-every-scheme", _ok_integer_token_dtypes_every_scheme),
+    ("a-before-b-uint8-tokens", _ok_a_before_b_uint8),
+    ("markov-batch-uint8-rule", _ok_markov_batch_uint8_rule),
+    ("split-heads-round-trip", _ok_split_heads_round_trip),
+    ("split-heads-non-contiguous", _ok_split_heads_non_contiguous),
+    ("block-float64-after-block-double", _ok_block_converted_deliberately),
+    ("causal-mask-on-meta", _ok_causal_mask_on_meta),
+    ("attention-value-width-zero", _ok_attention_value_width_zero),
     ("attention-bool-mask-is-a-mask", _ok_bool_mask),
     ("attention-mixed-dtypes-promoted", _ok_mixed_dtypes),
     ("attention-float64-bias-promoted", _ok_float64_bias_on_float32),
@@ -551,9 +810,247 @@ def test_valid_edge_input_gives_the_right_result(check):
         assert check() is True
 
 
+# --- issue 22: gradients reach the parameters of every nn.Module in posenc_lib (float64 gradcheck) ---------------
+
+
+def _small(scheme: str, causal: bool = True) -> TinyTransformer:
+    config = TransformerConfig(
+        vocab_size=5, scheme=scheme, causal=causal, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=8
+    )
+    return build_model(config, seed=0).double()
+
+
+def _x(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+
+
+MODULES = [  # (id, module, positional and keyword arguments of its call)
+    ("learned-table", lambda: pe.LearnedPositionalEmbedding(4, 8).double(), (_x(2, 3, 4),), {"offset": 2}),
+    ("t5-bias", lambda: _nonzero_t5(), (3, 5), {}),
+    ("block-with-rope", lambda: _small("rope").blocks[0], (_x(1, 3, 8),), {"rope": pe.RotaryEmbedding(4, 8)}),
+    ("block-with-alibi", lambda: _small("alibi").blocks[0], (_x(1, 3, 8),), {"bias": pe.alibi_bias(2, 3).double()}),
+    ("self-attention", lambda: _small("none").blocks[0].attn, (_x(1, 3, 8),), {}),
+    ("model-learned", lambda: _small("learned"), (torch.tensor([[0, 3, 1]]),), {}),
+    ("model-sinusoidal-encoder", lambda: _small("sinusoidal", False), (torch.tensor([[4, 2, 2]]),), {}),
+    ("model-rope", lambda: _small("rope"), (torch.tensor([[1, 2, 3]]),), {"offset": 2}),
+    ("model-alibi-window", lambda: _small("alibi"), (torch.tensor([[1, 2, 3, 4]]),), {"window": 2}),
+]
+
+
+def _nonzero_t5() -> pe.T5RelativeBias:
+    module = pe.T5RelativeBias(2, 8, 16).double()
+    torch.nn.init.normal_(module.table.weight, generator=torch.Generator().manual_seed(0))
+    return module
+
+
+@pytest.mark.parametrize("make,args,kwargs", [case[1:] for case in MODULES], ids=[case[0] for case in MODULES])
+def test_gradients_reach_every_parameter(make, args, kwargs):
+    module = make()
+    names = [name for name, _ in module.named_parameters()]
+    params = tuple(p.detach().clone().requires_grad_() for _, p in module.named_parameters())
+    assert params, "a module with parameters"
+
+    def run(*values: torch.Tensor) -> torch.Tensor:
+        return torch.func.functional_call(module, dict(zip(names, values)), args, kwargs)
+
+    assert torch.autograd.gradcheck(run, params, fast_mode=True)
+
+
 def test_the_table_is_large_enough():
     assert len(ERRORS) + len(OK) >= 50
     assert len({case[0] for case in ERRORS + OK}) == len(ERRORS) + len(OK)  # unique ids
+
+
+# --- issue 22: every argument of every public call, replaced by each of 23 generic bad values ------------------
+#
+# Each mutated call must either raise TypeError/ValueError from posenc_lib's own code or run (the values a call
+# accepts, e.g. a float64 or bfloat16 x, an offset of 10**12, were reviewed as valid input for that argument).
+# An error from inside torch (or any other exception type) fails, naming the call, the argument and the value.
+
+_X = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
+X, CFG = _X, TransformerConfig(vocab_size=10, d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=8, causal=True)
+MODEL = build_model(CFG, seed=0)
+BLOCK = MODEL.blocks[0]
+TOK = torch.arange(10).reshape(2, 5)
+GENERIC_BAD = {
+    "bool": True,
+    "float": 2.5,
+    "str": "x",
+    "none": None,
+    "neg": -1,
+    "zero": 0,
+    "huge": 10**12,
+    "nan": float("nan"),
+    "t1d": torch.tensor([1.0, 2.0]),
+    "t0d_f": torch.tensor(2.0),
+    "list": [1, 2],
+    "f64": torch.randn(2, 4, 8, dtype=torch.float64),
+    "u8": torch.ones(2, 4, dtype=torch.uint8),
+    "i16": torch.ones(2, 5, dtype=torch.int16),
+    "meta": torch.zeros(2, 4, 8, device="meta"),
+    "bf16": torch.randn(2, 4, 8, dtype=torch.bfloat16),
+    "bool_t": torch.ones(2, 4, dtype=torch.bool),
+    "2d": torch.randn(4, 8),
+    "5d": torch.randn(1, 2, 2, 4, 8),
+    "dev": "gpu7",
+    "npf": np.float64(3.0),
+    "empty": torch.zeros(0, 8),
+    "cplx": torch.zeros(2, 4, 8, dtype=torch.complex64),
+}
+PUBLIC_CALLS = {
+    "sinusoidal_frequencies": (pe.sinusoidal_frequencies, (8,), {"base": 10000.0, "device": "cpu"}),
+    "sinusoidal_encoding": (
+        pe.sinusoidal_encoding,
+        (4, 8),
+        {"offset": 0, "base": 10000.0, "layout": "interleaved", "dtype": torch.float32, "device": "cpu"},
+    ),
+    "shift_matrix": (pe.shift_matrix, (1.0, 8), {"base": 10000.0, "dtype": torch.float64, "device": "cpu"}),
+    "SinusoidalPositionalEncoding": (
+        pe.SinusoidalPositionalEncoding,
+        (8, 16),
+        {"base": 10000.0, "layout": "interleaved", "device": "cpu"},
+    ),
+    "SPE.forward": (pe.SinusoidalPositionalEncoding(8, 16), (X,), {"offset": 0}),
+    "sinusoidal_encoding_loop": (pe.sinusoidal_encoding_loop, (3, 4), {"base": 10000.0}),
+    "sinusoidal_dot_by_distance": (pe.sinusoidal_dot_by_distance, (torch.arange(3.0), 8), {"base": 10000.0}),
+    "interleaved_to_concatenated_permutation": (pe.interleaved_to_concatenated_permutation, (8,), {"device": "cpu"}),
+    "rope_frequencies": (pe.rope_frequencies, (8,), {"base": 10000.0, "device": "cpu"}),
+    "rope_angles": (pe.rope_angles, (torch.arange(4), pe.rope_frequencies(8)), {}),
+    "wavelengths": (pe.wavelengths, (pe.rope_frequencies(8),), {}),
+    "rotate_pairs": (pe.rotate_pairs, (X, torch.ones(4, 4), torch.zeros(4, 4)), {"layout": "half"}),
+    "apply_rope": (
+        pe.apply_rope,
+        (X, torch.arange(4)),
+        {"base": 10000.0, "layout": "half", "frequencies": pe.rope_frequencies(8)},
+    ),
+    "apply_rope_offset": (pe.apply_rope, (X,), {"offset": 2}),
+    "apply_partial_rope": (pe.apply_partial_rope, (X, 4, torch.arange(4)), {"base": 10000.0, "layout": "half"}),
+    "apply_rope_2d": (pe.apply_rope_2d, (X, torch.arange(4), torch.arange(4)), {"base": 10000.0, "layout": "half"}),
+    "interleaved_to_half_permutation": (pe.interleaved_to_half_permutation, (8,), {"device": "cpu"}),
+    "half_to_interleaved_permutation": (pe.half_to_interleaved_permutation, (8,), {"device": "cpu"}),
+    "RotaryEmbedding": (
+        pe.RotaryEmbedding,
+        (8, 16),
+        {
+            "base": 10000.0,
+            "layout": "half",
+            "frequencies": pe.rope_frequencies(8),
+            "attention_factor": 1.0,
+            "device": "cpu",
+        },
+    ),
+    "RE.forward": (pe.RotaryEmbedding(8, 16), (X, torch.arange(4)), {}),
+    "RE.forward_offset": (pe.RotaryEmbedding(8, 16), (X,), {"offset": 3}),
+    "RE.rotate_qk": (pe.RotaryEmbedding(8, 16).rotate_qk, (X, X, torch.arange(4)), {}),
+    "RE.cos_sin": (pe.RotaryEmbedding(8, 16).cos_sin, (4, torch.arange(4)), {"dtype": torch.float32}),
+    "rope_decay_bound": (rope_decay_bound, (torch.arange(4), 8), {"base": 10000.0}),
+    "rope_angle_gap": (rope_angle_gap, (torch.arange(4.0), 3, 8), {"base": 10000.0}),
+    "convert_qk_weight": (convert_qk_weight, (torch.randn(16, 8), 2), {"to": "half"}),
+    "linear_scaling_frequencies": (pe.linear_scaling_frequencies, (pe.rope_frequencies(8), 2.0), {}),
+    "ntk_aware_base": (pe.ntk_aware_base, (10000.0, 8, 2.0), {}),
+    "ntk_aware_frequencies": (pe.ntk_aware_frequencies, (pe.rope_frequencies(8), 2.0), {}),
+    "dynamic_ntk_frequencies": (pe.dynamic_ntk_frequencies, (pe.rope_frequencies(8), 20, 10), {}),
+    "yarn_ramp": (pe.yarn_ramp, (pe.rope_frequencies(8), 64), {}),
+    "yarn_frequencies": (pe.yarn_frequencies, (pe.rope_frequencies(8), 4.0, 64), {}),
+    "yarn_attention_factor": (pe.yarn_attention_factor, (4.0,), {}),
+    "llama3_frequencies": (pe.llama3_frequencies, (pe.rope_frequencies(8), 8.0, 64), {}),
+    "rotations": (pe.rotations, (pe.rope_frequencies(8), 10), {}),
+    "unseen_arc": (pe.unseen_arc, (pe.rope_frequencies(8), 20, pe.rope_frequencies(8), 10), {}),
+    "alibi_slopes": (pe.alibi_slopes, (4,), {"device": "cpu"}),
+    "alibi_bias": (pe.alibi_bias, (4, 3, 5), {"causal": True, "dtype": torch.float32, "device": "cpu"}),
+    "alibi_bias_compact": (pe.alibi_bias_compact, (4, 5), {"dtype": torch.float32, "device": "cpu"}),
+    "alibi_weights_by_distance": (alibi_weights_by_distance, (4, 5), {"device": "cpu"}),
+    "alibi_attention_span": (alibi_attention_span, (4, 5, 0.9), {"device": "cpu"}),
+    "relative_positions": (pe.relative_positions, (3, 5), {"device": "cpu"}),
+    "t5_relative_position_bucket": (
+        pe.t5_relative_position_bucket,
+        (torch.arange(-5, 5),),
+        {"bidirectional": True, "num_buckets": 32, "max_distance": 128},
+    ),
+    "shaw_relative_index": (pe.shaw_relative_index, (3, 5), {"max_relative_position": 2, "device": "cpu"}),
+    "T5RelativeBias": (pe.T5RelativeBias, (4, 32, 128), {"bidirectional": True, "device": "cpu"}),
+    "T5.forward": (pe.T5RelativeBias(4), (3, 5), {}),
+    "T5.buckets": (pe.T5RelativeBias(4).buckets, (3, 5), {}),
+    "attention": (
+        pe.attention,
+        (X, X, X),
+        {"bias": torch.zeros(4, 4), "causal": True, "window": 2, "return_scores": False},
+    ),
+    "causal_mask": (pe.causal_mask, (3, 4), {"window": 2, "device": "cpu"}),
+    "LearnedPositionalEmbedding": (pe.LearnedPositionalEmbedding, (8, 16), {"init_std": 0.02}),
+    "LPE.forward": (pe.LearnedPositionalEmbedding(8, 16), (X,), {"offset": 0}),
+    "cosine_similarity_matrix": (pe.cosine_similarity_matrix, (torch.randn(4, 8),), {}),
+    "similarity_by_offset": (pe.similarity_by_offset, (torch.eye(4), 2), {}),
+    "position_targets": (pe.position_targets, (4, 6), {"target_width": 0.5, "device": "cpu"}),
+    "embed_words": (
+        pe.embed_words,
+        (["a", "b"], 8),
+        {"seed": 0, "scale": 1.0, "dtype": torch.float32, "device": "cpu"},
+    ),
+    "ToyAttentionHead.random": (pe.ToyAttentionHead.random, (8,), {"seed": 0, "dtype": torch.float32, "device": "cpu"}),
+    "ToyAttentionHead.call": (pe.ToyAttentionHead.random(8), (X,), {"bias": None, "causal": False}),
+    "split_heads": (split_heads, (X, 2), {}),
+    "merge_heads": (merge_heads, (torch.randn(2, 2, 4, 4),), {}),
+    "TransformerConfig": (
+        TransformerConfig,
+        (10,),
+        {"scheme": "rope", "causal": True, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "max_len": 8},
+    ),
+    "build_model": (build_model, (CFG,), {"seed": 0}),
+    "model.forward": (MODEL, (TOK,), {"offset": 0, "window": 2, "clamp_positions": False}),
+    "model.embed": (MODEL.embed, (TOK,), {"offset": 0}),
+    "model.trace": (MODEL.trace, (TOK,), {"offset": 0}),
+    "model.with_scheme": (MODEL.with_scheme, ("rope",), {"seed": 0}),
+    "block.forward": (BLOCK, (torch.randn(2, 5, 16),), {"rope": None, "bias": None, "offset": 0, "window": None}),
+    "block.trace": (BLOCK.trace, (torch.randn(2, 5, 16),), {"offset": 0}),
+    "selfattn.forward": (BLOCK.attn, (torch.randn(2, 5, 16),), {"offset": 0}),
+    "additive_score_terms": (additive_score_terms, (BLOCK, torch.randn(2, 5, 16), torch.randn(5, 16)), {}),
+    "count_parameters": (count_parameters, (MODEL,), {}),
+    "a_before_b": (tasks.a_before_b, (torch.tensor([[0, 1, 2], [1, 2, 0]]),), {}),
+    "order_batch": (tasks.order_batch, (4, 5, 6), {"generator": torch.Generator().manual_seed(0), "device": "cpu"}),
+    "order_eval_set": (tasks.order_eval_set, (2, 5, 6), {"seed": 0, "device": "cpu"}),
+    "lag_copy_batch": (
+        tasks.lag_copy_batch,
+        (4, 6, 8, 1),
+        {"generator": torch.Generator().manual_seed(0), "bos": True, "device": "cpu"},
+    ),
+    "markov_rule": (tasks.markov_rule, (5,), {"seed": 0, "device": "cpu"}),
+    "markov_batch": (
+        tasks.markov_batch,
+        (2, 6, tasks.markov_rule(5, seed=0)),
+        {"p_rule": 0.5, "generator": torch.Generator().manual_seed(0), "bos": True},
+    ),
+    "markov_optimum": (tasks.markov_optimum, (5, 0.5), {}),
+    "loss_fn": (training.loss_fn, (torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)), {}),
+    "correct": (training.correct, (torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)), {}),
+    "accuracy": (training.accuracy, (torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)), {}),
+    "learning_rate": (training.learning_rate, (1, 10, 0.1, 2), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CALLS))
+def test_every_argument_mutated_gives_a_clear_error_or_runs(name):
+    fn, args, kwargs = PUBLIC_CALLS[name]
+    fn(*args, **kwargs)  # the unmutated call is valid
+    problems = []
+    slots = [("arg", i) for i in range(len(args))] + [("kw", k) for k in kwargs]
+    for kind, key in slots:
+        for label, bad in GENERIC_BAD.items():
+            mutated_args, mutated_kwargs = list(args), dict(kwargs)
+            if kind == "arg":
+                mutated_args[key] = bad
+            else:
+                mutated_kwargs[key] = bad
+            try:
+                with torch.no_grad(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fn(*mutated_args, **mutated_kwargs)
+            except (TypeError, ValueError) as error:
+                if not raised_inside_posenc_lib(error):
+                    problems.append(f"{key}={label}: {type(error).__name__} from inside torch: {error}")
+            except Exception as error:
+                problems.append(f"{key}={label}: {type(error).__name__}: {error}")
+    assert not problems, "\n".join(problems)
 
 
 if __name__ == "__main__":  # print the counts for a report

@@ -154,6 +154,51 @@ def test_a_module_built_on_meta_is_materialised_by_to_empty_and_reset_parameters
             assert torch.equal(dict(module.named_buffers())[name], buffer), name
 
 
+GIVEN_FREQUENCIES = {  # issue 22: these were rebuilt from uninitialised memory by reset_parameters
+    "linear": lambda: pe.linear_scaling_frequencies(pe.rope_frequencies(16), 4.0),
+    "yarn": lambda: pe.yarn_frequencies(pe.rope_frequencies(16), 4.0, 64),
+    "llama3": lambda: pe.llama3_frequencies(pe.rope_frequencies(16, 500000.0), 8.0, 64),
+    "arbitrary": lambda: torch.tensor([1.0, 0.3, 0.05, 1e-3, 7e-4, 2e-5, 1e-6, 3e-8], dtype=torch.float64),
+}
+
+
+@pytest.mark.parametrize("attention_factor", [1.0, 1.25])
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("kind", sorted(GIVEN_FREQUENCIES))
+def test_given_frequencies_survive_meta_to_empty_reset_parameters(kind, layout, attention_factor):
+    theta = GIVEN_FREQUENCIES[kind]()
+    settings = {"layout": layout, "frequencies": theta, "attention_factor": attention_factor}
+    module = pe.RotaryEmbedding(16, 32, device="meta", **settings)  # the meta-device initialisation path
+    module.to_empty(device="cpu")  # every buffer is now uninitialised memory
+    module.reset_parameters()
+    direct = pe.RotaryEmbedding(16, 32, **settings)
+    assert dict(module.named_buffers()).keys() == dict(direct.named_buffers()).keys()
+    for name, buffer in direct.named_buffers():
+        assert torch.equal(dict(module.named_buffers())[name], buffer), name
+    x = torch.randn(2, 3, 40, 16, generator=torch.Generator().manual_seed(0))  # past the cache too
+    assert torch.equal(module(x), direct(x))
+    assert torch.equal(module(x, torch.arange(40.0) * 0.5), direct(x, torch.arange(40.0) * 0.5))
+    expected = pe.apply_rope(x.double(), layout=layout, frequencies=theta) * attention_factor  # the rotation asked for
+    torch.testing.assert_close(module(x), expected.float(), atol=1e-5, rtol=1e-5)
+
+
+def test_given_frequencies_survive_to_empty_on_a_module_built_on_the_cpu():
+    theta = GIVEN_FREQUENCIES["yarn"]()
+    module, direct = pe.RotaryEmbedding(16, 8, frequencies=theta), pe.RotaryEmbedding(16, 8, frequencies=theta)
+    module.to_empty(device="cpu")
+    module.reset_parameters()
+    assert torch.equal(module.frequencies, theta) and torch.equal(module.cos_cached, direct.cos_cached)
+
+
+def test_the_meta_device_keeps_the_size_budget():
+    with pytest.raises(ValueError, match="posenc_lib's limit"):
+        pe.RotaryEmbedding(8, 10**9, device="meta")
+    with pytest.raises(ValueError, match="causal mask"):
+        pe.causal_mask(10**6, 10**6, device="meta")
+    with pytest.raises(ValueError, match="the attention scores"):
+        pe.attention(*(torch.zeros(10**5, 8, device="meta"),) * 3)
+
+
 def test_a_tensor_on_another_device_than_the_tables_is_a_clear_error():
     with pytest.raises(ValueError, match="x is on meta but this RotaryEmbedding's tables are on cpu"):
         pe.RotaryEmbedding(8)(torch.zeros(2, 8, device="meta"))
