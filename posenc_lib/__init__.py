@@ -26,12 +26,23 @@ Conventions (every function and module follows them):
   was expected, including sizes whose table would not fit in memory (refused
   before allocating).
 - Each encoding function is written as its formula; faster computations of the
-  same numbers live in :mod:`posenc_lib.fast` (``posenc_lib.fast.disabled()``
-  runs the formulas only).
+  same numbers live in :mod:`posenc_lib.fast`, a leaf handed θ, slopes and tables
+  (``posenc_lib.fast.disabled()`` runs the formulas only). Helpers that analyse an
+  encoding rather than compute it are in :mod:`posenc_lib.analysis`.
 """
 
 from . import explore, fast, questions  # explorable figures and self-check questions; the speed work
 from .alibi import alibi_bias, alibi_bias_compact, alibi_slopes
+from .analysis import (
+    SCORE_TERMS,
+    additive_score_terms,
+    alibi_attention_span,
+    alibi_weights_by_distance,
+    convert_qk_weight,
+    rope_angle_gap,
+    rope_decay_bound,
+    sinusoidal_dot_by_distance,
+)
 from .attention import attention, causal_mask
 from .learned import (
     LearnedPositionalEmbedding,
@@ -70,7 +81,6 @@ from .sinusoidal import (
     SinusoidalPositionalEncoding,
     interleaved_to_concatenated_permutation,
     shift_matrix,
-    sinusoidal_dot_by_distance,
     sinusoidal_encoding,
     sinusoidal_encoding_loop,
     sinusoidal_frequencies,
@@ -92,6 +102,14 @@ __all__ = [
     "sinusoidal_dot_by_distance",
     "sinusoidal_encoding_loop",
     "train_position_probe",
+    # analysis helpers (posenc_lib.analysis)
+    "SCORE_TERMS",
+    "additive_score_terms",
+    "alibi_attention_span",
+    "alibi_weights_by_distance",
+    "convert_qk_weight",
+    "rope_angle_gap",
+    "rope_decay_bound",
     # relative biases and RoPE context extension
     "T5RelativeBias",
     "dynamic_ntk_frequencies",

@@ -203,11 +203,58 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
     """Small inputs (one decoding step) and large ones (a prefill) each have a fast path in the module."""
     rotary = pe.RotaryEmbedding(shape[-1], 512, layout=layout)
     x = torch.randn(shape)
+    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[7 : 7 + shape[-2]]
     with torch.no_grad():
-        assert fast.rotary(rotary, x, 7) is not None
-        assert fast.rotary_qk(rotary, x, x, 7) is not None
+        assert fast.rotary(x, rows, layout) is not None
+        assert fast.rotary_qk(x, x, rows, layout) is not None
+        assert fast.rotary(x, rows[:-1], layout) is None  # rows past the end of the table: the formula runs
         torch.testing.assert_close(rotary(x, offset=7), reference(lambda: rotary(x, offset=7)), atol=2e-6, rtol=0)
-    assert fast.rotary(rotary, x.requires_grad_(), 7) is None  # autograd: the formula runs
+    assert fast.rotary(x.requires_grad_(), rows, layout) is None  # autograd: the formula runs
+
+
+@SETTINGS
+@given(
+    heads=st.integers(1, 7),
+    seq_len=st.integers(1, 40),
+    half=st.integers(1, 24),
+    layout=st.sampled_from(["half", "interleaved"]),
+    dtype=st.sampled_from(FLOATS),
+    block=st.integers(1, 600),
+    seed=st.integers(0, 2**16),
+)
+def test_rotation_in_blocks_of_heads_equals_the_formula(heads, seq_len, half, layout, dtype, block, seed):
+    """The four-call path rotates a large input a block of heads at a time: any block size, a last short block."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, heads, seq_len, 2 * half, generator=gen).to(dtype)
+    rotary = pe.RotaryEmbedding(2 * half, 64, layout=layout)
+    cos, sin = rotary.cos_sin(seq_len, offset=3)
+    formula = reference(lambda: pe.rotate_pairs(x, cos, sin, layout))
+    previous = fast._BLOCK_NUMEL
+    try:
+        fast._BLOCK_NUMEL = block  # below x.numel(): the blocks of heads are taken
+        with torch.no_grad():
+            ours = fast.rotate_pairs(x, cos.to(dtype), sin.to(dtype), layout)
+            module = rotary(x.float(), offset=3) if dtype == torch.float32 else None  # the module's float32 path
+    finally:
+        fast._BLOCK_NUMEL = previous
+    assert ours is not None and ours.shape == x.shape and ours.dtype == dtype and ours.is_contiguous()
+    assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(dtype, x)
+    if module is not None:
+        assert (module.double() - formula.double()).abs().max().item() <= rope_tolerance(dtype, x)
+
+
+def test_blocks_cover_every_head_once():
+    x = torch.arange(5 * 3 * 4.0).view(5, 3, 4)  # 5 heads of (3, 4)
+    out = torch.empty_like(x)
+    previous = fast._BLOCK_NUMEL
+    try:
+        fast._BLOCK_NUMEL = 25  # two heads (24 elements) per block: blocks of 2, 2 and 1 heads
+        blocks = list(fast._blocks(x, out, 3))
+    finally:
+        fast._BLOCK_NUMEL = previous
+    assert [b.shape[0] for b, _ in blocks] == [2, 2, 1]
+    assert torch.equal(torch.cat([b for b, _ in blocks]), x)
+    assert all(o.data_ptr() == out[i * 2].data_ptr() for i, (_, o) in enumerate(blocks))
 
 
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
@@ -225,6 +272,21 @@ def test_autograd_path_matches_and_has_the_right_gradient(layout):
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi
+
+
+def test_float32_alibi_refuses_distances_past_two_to_the_24():
+    slopes = torch.ones(1, 1, 1)
+    assert fast.alibi_bias_compact(slopes, 2**24).shape == (1, 1, 2**24)  # the last exact distance
+    with pytest.raises(ValueError, match="k_len must be at most 16,777,216 in torch.float32"):
+        fast.alibi_bias(slopes, 1, 2**24 + 1, causal=True)
+    with pytest.raises(ValueError, match="k_len must be at most"):
+        fast.alibi_bias_compact(slopes, 2**24 + 1)
+    with pytest.raises(ValueError, match="slopes must be float32 or float64"):
+        fast.alibi_bias(slopes.half(), 1, 4, causal=False)
+    assert fast.alibi_applies(2**24, torch.float32) and not fast.alibi_applies(2**24 + 1, torch.float32)
+    assert fast.alibi_applies(2**24 + 1, torch.float64) and not fast.alibi_applies(4, torch.bfloat16)
+    # the public function takes the formula there: float64 distances, rounded once
+    assert float(pe.alibi_bias_compact(1, 2**24 + 1)[0, 0, 0]) == -(2**24) * 2**-8
 
 
 @SETTINGS
