@@ -8,6 +8,11 @@ when a faster path exists. Here each fast path is compared with the formula, run
 
 from __future__ import annotations
 
+import ast
+import inspect
+import subprocess
+import sys
+
 import mpmath
 import numpy as np
 import pytest
@@ -41,6 +46,32 @@ def test_disabled_turns_the_fast_paths_off_and_restores_them():
     with pytest.raises(RuntimeError), fast.disabled():
         raise RuntimeError("boom")
     assert fast.enabled()
+
+
+def test_fast_is_a_leaf_of_the_import_graph():
+    """posenc_lib.fast is handed θ, slopes and tables: it imports no formula module and reads no module's state."""
+    code = "import sys, posenc_lib.fast; print(*sorted(m for m in sys.modules if m.startswith('posenc_lib')))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["posenc_lib", "posenc_lib.fast"]  # a fresh process: nothing else of the package
+    source = inspect.getsource(fast)
+    tree = ast.parse(source)
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]  # also in bodies
+    modules = [alias.name for node in imports if isinstance(node, ast.Import) for alias in node.names]
+    modules += [("." * node.level) + (node.module or "") for node in imports if isinstance(node, ast.ImportFrom)]
+    assert modules and not [m for m in modules if m.startswith((".", "posenc_lib"))], modules
+    # no private state of a module: no _buffers lookups, no buffer names of RotaryEmbedding
+    names = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert "_buffers" not in names and not [text for text in strings if text.endswith("_cached")]
+
+
+def test_the_package_loads_its_names_on_first_use():
+    code = "import posenc_lib as pe, sys; print(pe.apply_rope.__module__, 'posenc_lib.analysis' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["posenc_lib.rope", "True"]
+    assert set(pe.__all__) <= set(dir(pe)) and pe.rope_decay_bound.__module__ == "posenc_lib.analysis"
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        pe.no_such_name  # noqa: B018 (the attribute access is what is tested)
 
 
 # ---------------------------------------------------------------------------------------------- sinusoidal
