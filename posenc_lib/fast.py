@@ -15,7 +15,7 @@ appendix "Making it fast" explains each technique:
   from position 0.
 - :func:`rotate_pairs`: interleaved RoPE as one complex multiplication over a
   complex view of ``x``; other cases write one output buffer with half-size
-  cos/sin and no ``torch.cat``, a cache-sized block of heads at a time.
+  cos/sin and no ``torch.cat``.
 - :func:`rotary_table`, :func:`rotary`, :func:`rotary_qk`: the one table
   :class:`~posenc_lib.RotaryEmbedding` caches so that one decoding step makes
   as few torch calls as possible, and the paths that read its rows.
@@ -244,11 +244,6 @@ _COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 # microseconds each), not what its memory traffic costs, so small inputs take
 # the path with the fewest calls.
 _FEW_CALLS_NUMEL = 1 << 15
-# Larger half-split inputs are rotated this many elements at a time: the four
-# passes over a block then run in the processor's cache, and only the first
-# read and the last write of each block reach main memory.
-_BLOCK_NUMEL = 1 << 19
-
 
 def rotate_pairs(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
@@ -307,49 +302,23 @@ def _rotate_into_buffer(
 ) -> torch.Tensor:
     """The rotation written into one output buffer, ``(..., s, d_h)``.
 
-    Four strided multiply(-adds) with half-size cos/sin ``(s, d_h/2)``, no
-    ``torch.cat``. A large contiguous ``x`` goes a block of heads at a time
-    (:func:`_blocks`), so that the four passes over a block hit the cache.
+    Four strided multiply(-add)s with half-size cos/sin ``(s, d_h/2)``, no
+    ``torch.cat``.
     """
+    if layout == "half":
+        first, second = x.chunk(2, dim=-1)  # each (..., s, d_h/2)
+    else:
+        first, second = x[..., 0::2], x[..., 1::2]  # each (..., s, d_h/2)
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
-    for x_block, out_block in _blocks(x, out, cos.shape[-2]):
-        if layout == "half":
-            a, b = x_block.chunk(2, dim=-1)  # each (..., s, d_h/2)
-            a_out, b_out = out_block.chunk(2, dim=-1)
-        else:
-            a, b = x_block[..., 0::2], x_block[..., 1::2]
-            a_out, b_out = out_block[..., 0::2], out_block[..., 1::2]
-        torch.mul(a, cos, out=a_out)
-        a_out.addcmul_(b, sin, value=-1)  # a cos - b sin
-        torch.mul(b, cos, out=b_out)
-        b_out.addcmul_(a, sin)  # b cos + a sin
+    if layout == "half":
+        out_first, out_second = out.chunk(2, dim=-1)
+    else:
+        out_first, out_second = out[..., 0::2], out[..., 1::2]
+    torch.mul(first, cos, out=out_first)
+    out_first.addcmul_(second, sin, value=-1)  # a cos - b sin
+    torch.mul(second, cos, out=out_second)
+    out_second.addcmul_(first, sin)  # b cos + a sin
     return out
-
-
-def _blocks(
-    x: torch.Tensor, out: torch.Tensor, cos_rows: int
-) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """``(x, out)`` in blocks of about ``_BLOCK_NUMEL`` elements.
-
-    Splits the leading dimensions of a contiguous ``x`` ``(..., s, d_h)``
-    into blocks ``(n, s, d_h)`` of whole heads; anything else (a strided
-    ``x``, or ``cos`` rows that do not cover all ``s``) is one block.
-    """
-    seq_len, head_dim = x.shape[-2], x.shape[-1]
-    per_head = seq_len * head_dim
-    if (
-        x.numel() <= _BLOCK_NUMEL
-        or per_head == 0
-        or cos_rows != seq_len
-        or not x.is_contiguous()
-    ):
-        yield x, out
-        return
-    step = max(1, _BLOCK_NUMEL // per_head)  # heads per block
-    x_heads = x.view(-1, seq_len, head_dim)  # (n_total, s, d_h)
-    out_heads = out.view(-1, seq_len, head_dim)
-    for start in range(0, x_heads.shape[0], step):
-        yield x_heads[start : start + step], out_heads[start : start + step]
 
 
 def rotary_table(

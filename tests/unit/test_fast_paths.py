@@ -244,62 +244,26 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
 
 
 @SETTINGS
-@given(
-    heads=st.integers(1, 7),
-    seq_len=st.integers(1, 40),
-    half=st.integers(1, 24),
-    layout=st.sampled_from(["half", "interleaved"]),
-    dtype=st.sampled_from(FLOATS),
-    block=st.integers(1, 600),
-    seed=st.integers(0, 2**16),
-)
-def test_rotation_in_blocks_of_heads_equals_the_formula(heads, seq_len, half, layout, dtype, block, seed):
-    """The four-call path rotates a large input a block of heads at a time: any block size, a last short block."""
+@given(**ROPE_INPUTS, start=st.integers(0, 60), few_calls=st.booleans())
+def test_half_table_paths_equal_the_formula(lead, seq_len, half, layout, kind, seed, start, few_calls, dtype):
+    """Both paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin], and four calls on its halves."""
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(2, heads, seq_len, 2 * half, generator=gen).to(dtype)
-    rotary = pe.RotaryEmbedding(2 * half, 64, layout=layout)
-    cos, sin = rotary.cos_sin(seq_len, offset=3)
-    formula = reference(lambda: pe.rotate_pairs(x, cos, sin, layout))
-    previous = fast._BLOCK_NUMEL
+    q = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen), kind)
+    k = strided(torch.randn(seq_len, 2 * half, generator=gen), kind)
+    rotary = pe.RotaryEmbedding(2 * half, 128, layout=layout)
+    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[start : start + seq_len]
+    previous = fast._FEW_CALLS_NUMEL
     try:
-        fast._BLOCK_NUMEL = block  # below x.numel(): the blocks of heads are taken
+        fast._FEW_CALLS_NUMEL = 1 << 40 if few_calls else 0  # every input takes the one path, or the other
         with torch.no_grad():
-            ours = fast.rotate_pairs(x, cos.to(dtype), sin.to(dtype), layout)
-            module = rotary(x.float(), offset=3) if dtype == torch.float32 else None  # the module's float32 path
+            q_out, k_out = fast.rotary_qk(q, k, rows, layout)
+            single = fast.rotary(q, rows, layout)
     finally:
-        fast._BLOCK_NUMEL = previous
-    assert ours is not None and ours.shape == x.shape and ours.dtype == dtype and ours.is_contiguous()
-    assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(dtype, x)
-    if module is not None:
-        assert (module.double() - formula.double()).abs().max().item() <= rope_tolerance(dtype, x)
-
-
-def test_blocks_cover_every_head_once():
-    x = torch.arange(5 * 3 * 4.0).view(5, 3, 4)  # 5 heads of (3, 4)
-    out = torch.empty_like(x)
-    previous = fast._BLOCK_NUMEL
-    try:
-        fast._BLOCK_NUMEL = 25  # two heads (24 elements) per block: blocks of 2, 2 and 1 heads
-        blocks = list(fast._blocks(x, out, 3))
-    finally:
-        fast._BLOCK_NUMEL = previous
-    assert [b.shape[0] for b, _ in blocks] == [2, 2, 1]
-    assert torch.equal(torch.cat([b for b, _ in blocks]), x)
-    assert all(o.data_ptr() == out[i * 2].data_ptr() for i, (_, o) in enumerate(blocks))
-
-
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_autograd_path_matches_and_has_the_right_gradient(layout):
-    torch.manual_seed(2)
-    x = torch.randn(3, 4, 20, 32)
-    rotary = pe.RotaryEmbedding(32, 64, layout=layout)
-    with torch.no_grad():
-        fast_out = rotary(x, offset=5)
-    x_grad = x.clone().requires_grad_()
-    slow = rotary(x_grad, offset=5)
-    torch.testing.assert_close(fast_out, slow.detach(), atol=1e-6, rtol=0)
-    slow.pow(2).sum().backward()  # a rotation keeps norms: d/dx |R x|^2 = 2 x
-    torch.testing.assert_close(x_grad.grad, 2 * x)
+        fast._FEW_CALLS_NUMEL = previous
+    formula_q, formula_k = (reference(lambda x=x: pe.apply_rope(x, offset=start, layout=layout)) for x in (q, k))
+    for ours, formula, x in ((q_out, formula_q, q), (single, formula_q, q), (k_out, formula_k, k)):
+        assert ours is not None and ours.shape == x.shape and ours.dtype == torch.float32
+        assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(torch.float32, x)
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi
