@@ -560,13 +560,13 @@ def run_all(specs: list[dict], workers: int) -> list[dict]:
     if workers == 1:  # one progress bar per run, from posenc_lib.training.train
         for i in order:
             results[i] = _run_stored_or_not(specs[i], progress=True)
-        return results  # type: ignore[return-value]
+        return results  # type: ignore[return-value]  # every slot is filled by now
     context = multiprocessing.get_context("spawn")  # no fork after torch has started threads
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
         futures = {pool.submit(_run_stored_or_not, specs[i]): i for i in order}
         for future in tqdm(concurrent.futures.as_completed(futures), total=len(specs), desc="training runs"):
             results[futures[future]] = future.result()
-    return results  # type: ignore[return-value]
+    return results  # type: ignore[return-value]  # every slot is filled by now
 
 
 def main(argv: list[str]) -> int:
