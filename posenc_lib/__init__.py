@@ -34,6 +34,7 @@ Conventions (every function and module follows them):
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what mypy and editors read; at run time __getattr__ below binds the same names
@@ -50,6 +51,8 @@ def __getattr__(name: str) -> Any:
     """
     if name.startswith("_") and name != "__all__":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule (`from . import fast`): just it
+        return importlib.import_module(f".{name}", __name__)
     api = importlib.import_module("._api", __name__)  # imports every formula module
     globals().update({export: getattr(api, export) for export in api.__all__}, __all__=api.__all__)
     if name not in globals():

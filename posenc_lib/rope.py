@@ -96,6 +96,24 @@ def _check_x(name: str, x: object, *, min_dim: int = 2) -> torch.Tensor:
     return x
 
 
+def _check_rotate_args(x: object, cos: object, sin: object, layout: object) -> tuple:
+    """The arguments of :func:`rotate_pairs`, checked; ``cos`` and ``sin`` rounded once to ``x``'s dtype, on its device."""
+    x = _check_x("x", x, min_dim=1)
+    layout = check_choice("layout", layout, LAYOUTS)
+    half_shape = (*x.shape[:-1], x.shape[-1] // 2)  # (..., s, d_h/2)
+    rounded = []
+    for name, value in (("cos", cos), ("sin", sin)):
+        value = check_floating(name, check_tensor(name, value, min_dim=0))
+        try:
+            fits = torch.broadcast_shapes(value.shape, half_shape) == half_shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name} must broadcast to (..., s, d_h/2) = {half_shape}, got shape {tuple(value.shape)}")
+        rounded.append(value.to(x.device, x.dtype))  # in x's precision
+    return x, *rounded, layout
+
+
 def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "half") -> torch.Tensor:
     """Rotate each pair ``(a, b)`` of ``x`` to ``(a cos - b sin, b cos + a sin)``.
 
@@ -110,18 +128,7 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
         A new tensor shaped and typed like ``x``; ``cos`` and ``sin`` are rounded
         once to ``x``'s dtype and moved to its device.
     """
-    x = _check_x("x", x, min_dim=1)
-    layout = check_choice("layout", layout, LAYOUTS)
-    half_shape = (*x.shape[:-1], x.shape[-1] // 2)  # (..., s, d_h/2)
-    for name, value in (("cos", cos), ("sin", sin)):
-        check_floating(name, check_tensor(name, value, min_dim=0))
-        try:
-            fits = torch.broadcast_shapes(value.shape, half_shape) == half_shape
-        except RuntimeError:
-            fits = False
-        if not fits:
-            raise ValueError(f"{name} must broadcast to (..., s, d_h/2) = {half_shape}, got shape {tuple(value.shape)}")
-    cos, sin = cos.to(x.device, x.dtype), sin.to(x.device, x.dtype)  # in x's precision
+    x, cos, sin, layout = _check_rotate_args(x, cos, sin, layout)  # cos, sin in x's dtype, on its device
     if (out := fast.rotate_pairs(x, cos, sin, layout)) is not None:  # same numbers, faster
         return out
 
@@ -179,9 +186,7 @@ def apply_rope(
         and cos/sin rounded once to float32 (float64 for a float64 ``x``), so a
         bfloat16 ``x`` does not round its positions.
     """
-    x = _check_x("x", x)
-    layout = check_choice("layout", layout, LAYOUTS)
-    base = check_positive_float("base", base)
+    x, layout, base = _check_x("x", x), check_choice("layout", layout, LAYOUTS), check_positive_float("base", base)
     seq_len, head_dim = x.shape[-2], x.shape[-1]
     positions = _consecutive_or_given(positions, offset, seq_len, x.device)  # (s,)
     frequencies = _resolve_frequencies(head_dim, base, frequencies, x.device)  # (d_h/2,)

@@ -69,6 +69,10 @@ def test_the_package_loads_its_names_on_first_use():
     code = "import posenc_lib as pe, sys; print(pe.apply_rope.__module__, 'posenc_lib.analysis' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["posenc_lib.rope", "True"]
+    # a notebook's order: the package, then a submodule whose imports (`from . import fast`) pass through it
+    code = "import posenc_lib as pe; from posenc_lib.analysis import rope_decay_bound as f; print(pe.rope_decay_bound is f)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["True"]
     assert set(pe.__all__) <= set(dir(pe)) and pe.rope_decay_bound.__module__ == "posenc_lib.analysis"
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         pe.no_such_name  # noqa: B018 (the attribute access is what is tested)
