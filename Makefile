@@ -19,6 +19,7 @@ LINTED := posenc_lib tools bench experiments tests
 	experiments student bench constraints clean
 
 help:
+	@echo "make help      - this list"
 	@echo "make book      - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
 	@echo "                 checks and page budgets of the website, Lighthouse on three pages (four runs, no timing"
@@ -30,9 +31,16 @@ help:
 	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; reports performance"
 	@echo "                 against its targets, fails below accessibility, best practices or SEO 1.0"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
-	@echo "make experiments - re-train chapter 11's models and rewrite book/data/experiments.json"
+	@echo "make experiments - re-train chapter 12's models and rewrite book/data/experiments.json"
 	@echo "make student   - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
 	@echo "make bench     - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
+	@echo "make test-session - the notebooks and the website: nbval, the book build, browser checks, Lighthouse, nbgrader"
+	@echo "make test-units - every other test (the part of make test that needs no npm)"
+	@echo "make venv      - set up .venv (torch and the pinned packages of requirements*.txt and constraints.txt)"
+	@echo "make assets    - install the website's build tools from npm (package-lock.json) into node_modules/"
+	@echo "make prerequisites - check for Python 3.11+, venv, Node.js 18+, npm and Chromium; prerequisites-python: Python only"
+	@echo "make constraints - re-pin constraints.txt from the installed environment (pip freeze)"
+	@echo "make clean     - remove build outputs and caches: _build, student/, student.zip, nbgrader_course/, test-artifacts/"
 
 # What `make book` and `make test` need from the system, checked before anything is installed: one line
 # naming what is missing and how to get it (README.md, "Quick start").
@@ -156,4 +164,4 @@ constraints: $(STAMP)
 	rm -f constraints.tmp
 
 clean:
-	rm -rf _build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf _build .pytest_cache .mypy_cache .ruff_cache student student.zip nbgrader_course test-artifacts

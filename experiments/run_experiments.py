@@ -101,16 +101,22 @@ EXTENSION: dict[str, Any] = {
     "fine_tune": {"factor": 4, "steps": 50, "batch_size": 16, "lr": 1e-3, "seed_offset": 10000},
 }
 STORED_MODEL: dict[str, Any] = {"experiment": "language", "scheme": "rope", "seed": 0, "file": "rope_language_seed0.pt"}
+# every posenc_lib module the runs compute with: the modules this script and context_extension.py import and
+# everything those import (tests/experiments/test_experiments.py derives the list from the imports)
 LIBRARY_FILES = (
     "model.py",
     "training.py",
     "tasks.py",
     "attention.py",
     "alibi.py",
+    "relative.py",
     "rope.py",
     "rope_scaling.py",
     "learned.py",
     "sinusoidal.py",
+    "fast.py",
+    "_checks.py",
+    "_buffers.py",
 )
 
 
@@ -519,13 +525,18 @@ def _file_digest(paths: list[pathlib.Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+def code_files() -> list[pathlib.Path]:
+    """The files ``code_digest`` covers: ``LIBRARY_FILES`` of posenc_lib, this script and context_extension.py."""
+    here = pathlib.Path(__file__).resolve()
+    lib = pathlib.Path(posenc_lib.__file__).parent
+    return [lib / name for name in LIBRARY_FILES] + [here, here.parent / "context_extension.py"]
+
+
 def _load() -> list[float] | None:
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def provenance(argv: list[str], workers: int) -> dict:
-    lib = pathlib.Path(posenc_lib.__file__).parent
-    here = pathlib.Path(__file__).resolve()
     return {
         "command": " ".join(["python", *argv]),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -539,9 +550,8 @@ def provenance(argv: list[str], workers: int) -> dict:
         },
         "workers": workers,
         "torch_threads_per_run": 1,
-        "code_digest": _file_digest(
-            [lib / name for name in LIBRARY_FILES] + [here, here.parent / "context_extension.py"]
-        ),
+        "code_files": [path.name for path in code_files()],
+        "code_digest": _file_digest(code_files()),
     }
 
 
@@ -560,13 +570,13 @@ def run_all(specs: list[dict], workers: int) -> list[dict]:
     if workers == 1:  # one progress bar per run, from posenc_lib.training.train
         for i in order:
             results[i] = _run_stored_or_not(specs[i], progress=True)
-        return results  # type: ignore[return-value]
+        return results  # type: ignore[return-value]  # every slot is filled by now
     context = multiprocessing.get_context("spawn")  # no fork after torch has started threads
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
         futures = {pool.submit(_run_stored_or_not, specs[i]): i for i in order}
         for future in tqdm(concurrent.futures.as_completed(futures), total=len(specs), desc="training runs"):
             results[futures[future]] = future.result()
-    return results  # type: ignore[return-value]
+    return results  # type: ignore[return-value]  # every slot is filled by now
 
 
 def main(argv: list[str]) -> int:

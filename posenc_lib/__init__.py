@@ -31,107 +31,39 @@ Conventions (every function and module follows them):
 - Gradients flow to every tensor argument that can require grad (``frequencies``,
   real-valued positions, ``x``) and to every module parameter.
 - Each encoding function is written as its formula; faster computations of the
-  same numbers live in :mod:`posenc_lib.fast` (``posenc_lib.fast.disabled()``
-  runs the formulas only).
+  same numbers live in :mod:`posenc_lib.fast`, a leaf handed θ, slopes and tables
+  (``posenc_lib.fast.disabled()`` runs the formulas only). Helpers that analyse an
+  encoding rather than compute it are in :mod:`posenc_lib.analysis`.
 """
 
-from . import explore, fast, questions  # explorable figures and self-check questions; the speed work
-from .alibi import alibi_bias, alibi_bias_compact, alibi_slopes
-from .attention import attention, causal_mask
-from .learned import (
-    LearnedPositionalEmbedding,
-    PositionProbe,
-    cosine_similarity_matrix,
-    position_targets,
-    similarity_by_offset,
-    train_position_probe,
-)
-from .relative import T5RelativeBias, relative_positions, shaw_relative_index, t5_relative_position_bucket
-from .rope import (
-    RotaryEmbedding,
-    apply_partial_rope,
-    apply_rope,
-    apply_rope_2d,
-    half_to_interleaved_permutation,
-    interleaved_to_half_permutation,
-    rope_angles,
-    rope_frequencies,
-    rotate_pairs,
-    wavelengths,
-)
-from .rope_scaling import (
-    dynamic_ntk_frequencies,
-    linear_scaling_frequencies,
-    llama3_frequencies,
-    ntk_aware_base,
-    ntk_aware_frequencies,
-    rotations,
-    unseen_arc,
-    yarn_attention_factor,
-    yarn_frequencies,
-    yarn_ramp,
-)
-from .sinusoidal import (
-    SinusoidalPositionalEncoding,
-    interleaved_to_concatenated_permutation,
-    shift_matrix,
-    sinusoidal_dot_by_distance,
-    sinusoidal_encoding,
-    sinusoidal_encoding_loop,
-    sinusoidal_frequencies,
-)
-from .toy import ToyAttentionHead, embed_words
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what mypy and editors read; at run time __getattr__ below binds the same names
+    from ._api import *  # noqa: F403 (the names are those of posenc_lib._api.__all__)
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "explore",
-    "fast",
-    "questions",
-    # sinusoidal and learned extras
-    "PositionProbe",
-    "cosine_similarity_matrix",
-    "interleaved_to_concatenated_permutation",
-    "position_targets",
-    "similarity_by_offset",
-    "sinusoidal_dot_by_distance",
-    "sinusoidal_encoding_loop",
-    "train_position_probe",
-    # relative biases and RoPE context extension
-    "T5RelativeBias",
-    "dynamic_ntk_frequencies",
-    "linear_scaling_frequencies",
-    "llama3_frequencies",
-    "ntk_aware_base",
-    "ntk_aware_frequencies",
-    "relative_positions",
-    "rotations",
-    "shaw_relative_index",
-    "t5_relative_position_bucket",
-    "unseen_arc",
-    "wavelengths",
-    "yarn_attention_factor",
-    "yarn_frequencies",
-    "yarn_ramp",
-    "LearnedPositionalEmbedding",
-    "RotaryEmbedding",
-    "SinusoidalPositionalEncoding",
-    "ToyAttentionHead",
-    "alibi_bias",
-    "alibi_bias_compact",
-    "alibi_slopes",
-    "apply_partial_rope",
-    "apply_rope",
-    "apply_rope_2d",
-    "attention",
-    "embed_words",
-    "causal_mask",
-    "half_to_interleaved_permutation",
-    "interleaved_to_half_permutation",
-    "rope_angles",
-    "rope_frequencies",
-    "rotate_pairs",
-    "shift_matrix",
-    "sinusoidal_encoding",
-    "sinusoidal_frequencies",
-]
+
+def __getattr__(name: str) -> Any:
+    """Bind every exported name (``posenc_lib._api.__all__``) on first use of any of them.
+
+    So ``import posenc_lib.fast`` loads no formula module; ``import posenc_lib as pe`` followed by
+    ``pe.apply_rope`` (or ``from posenc_lib import *``) loads them all, once.
+    """
+    if name.startswith("_") and name != "__all__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule (`from . import fast`): just it
+        return importlib.import_module(f".{name}", __name__)
+    api = importlib.import_module("._api", __name__)  # imports every formula module
+    globals().update({export: getattr(api, export) for export in api.__all__}, __all__=api.__all__)
+    if name not in globals():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *importlib.import_module("._api", __name__).__all__})

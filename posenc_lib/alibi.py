@@ -8,7 +8,7 @@ Faster constructions of the same numbers live in :mod:`posenc_lib.fast`.
 
 from __future__ import annotations
 
-import numbers
+import functools
 
 import torch
 
@@ -34,6 +34,28 @@ def alibi_slopes(n_heads: int, *, device=None) -> torch.Tensor:
     heads = torch.arange(1, p + 1, dtype=torch.float64, device=device)  # h = 1 .. p
     odd_heads = 2 * torch.arange(n_heads - p, dtype=torch.float64, device=device) + 1  # 1, 3, 5, ... of 2p heads
     return torch.cat((2 ** (-8 * heads / p), 2 ** (-8 * odd_heads / (2 * p))))  # (n_h,)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_slopes(n_heads: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """The slopes ``m_h`` as ``(n_h, 1, 1)`` in ``dtype``, for the fast paths: computed once, only read."""
+    return alibi_slopes(n_heads, device=device).to(dtype).view(-1, 1, 1)
+
+
+def _check_bias_args(n_heads, q_len, k_len, causal, dtype, device) -> tuple:
+    """The arguments of :func:`alibi_bias`, checked (``k_len`` defaults to ``q_len``); refuses a bias that would not fit."""
+    n_heads = check_positive_int("n_heads", n_heads)
+    q_len = check_positive_int("q_len", q_len)
+    k_len = q_len if k_len is None else check_positive_int("k_len", k_len)
+    causal = check_bool("causal", causal)
+    dtype, device = check_dtype(dtype), check_device(device)
+    if causal and k_len < q_len:
+        raise ValueError(
+            f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), "
+            f"got q_len={q_len}, k_len={k_len}"
+        )
+    check_fits(f"n_heads={n_heads}, q_len={q_len} and k_len={k_len}", (n_heads, q_len, k_len), dtype, device)
+    return n_heads, q_len, k_len, causal, dtype, device
 
 
 def alibi_bias(
@@ -65,19 +87,9 @@ def alibi_bias(
             finite bias (only future keys of the causal form are ``-inf``).
         device: where to build it.
     """
-    n_heads = check_positive_int("n_heads", n_heads)
-    q_len = check_positive_int("q_len", q_len)
-    k_len = q_len if k_len is None else check_positive_int("k_len", k_len)
-    causal = check_bool("causal", causal)
-    dtype, device = check_dtype(dtype), check_device(device)
-    if causal and k_len < q_len:
-        raise ValueError(
-            f"causal ALiBi needs k_len >= q_len (queries are the last q_len positions), "
-            f"got q_len={q_len}, k_len={k_len}"
-        )
-    check_fits(f"n_heads={n_heads}, q_len={q_len} and k_len={k_len}", (n_heads, q_len, k_len), dtype, device)
-    if (out := fast.alibi_bias(n_heads, q_len, k_len, causal, dtype, device)) is not None:  # same numbers, one pass
-        return out
+    n_heads, q_len, k_len, causal, dtype, device = _check_bias_args(n_heads, q_len, k_len, causal, dtype, device)
+    if fast.alibi_applies(k_len, dtype):  # the same numbers in one pass, from slopes cached in the result's dtype
+        return fast.alibi_bias(_cached_slopes(n_heads, dtype, device), q_len, k_len, causal)
 
     slopes = alibi_slopes(n_heads, device=device).view(-1, 1, 1)  # (n_h, 1, 1): m_h
     r = relative_positions(q_len, k_len, device=device)  # (s_q, s_k): r = j - i, < 0 for past keys
@@ -117,43 +129,10 @@ def alibi_bias_compact(n_heads: int, k_len: int, *, dtype: torch.dtype = torch.f
     k_len = check_positive_int("k_len", k_len)
     dtype, device = check_dtype(dtype), check_device(device)
     check_fits(f"n_heads={n_heads} and k_len={k_len}", (n_heads, 1, k_len), dtype, device)
-    if (out := fast.alibi_bias_compact(n_heads, k_len, dtype, device)) is not None:  # two calls, cached slopes
-        return out
+    if fast.alibi_applies(k_len, dtype):  # the same numbers in two calls, from the cached slopes
+        return fast.alibi_bias_compact(_cached_slopes(n_heads, dtype, device), k_len)
 
     slopes = alibi_slopes(n_heads, device=device).view(-1, 1, 1)  # (n_h, 1, 1): m_h
     r = relative_positions(1, k_len, device=device)  # (1, s_k): key j seen from the last query, r = j - (s_k - 1)
     bias = slopes * r  # (n_h, 1, s_k): -m_h (s_k - 1 - j), float64
     return bias.clamp(min=torch.finfo(dtype).min).to(dtype)  # rounded once; finite in float16/bfloat16 too
-
-
-# --- Analysis helpers ---------------------------------------------------------------------------
-
-
-def alibi_weights_by_distance(n_heads: int, seq_len: int, *, device=None) -> torch.Tensor:
-    """Attention weights the ALiBi bias alone gives, by distance, shape ``(n_h, s)``, float64.
-
-    The query is the last of ``seq_len`` positions and every content score
-    ``q · k`` is equal, so the weights are ``softmax(-m_h r)`` over the distances
-    ``r = 0 .. s-1`` to the keys; column ``r`` is distance ``r``. Each row sums to 1.
-    """
-    n_heads = check_positive_int("n_heads", n_heads)
-    seq_len = check_positive_int("seq_len", seq_len)
-    bias = alibi_bias(n_heads, 1, seq_len, dtype=torch.float64, device=device)  # (n_h, 1, s), key j at distance s-1-j
-    weights = torch.softmax(bias[:, 0, :], dim=-1)  # (n_h, s), indexed by key position
-    return weights.flip(-1)  # (n_h, s), indexed by distance
-
-
-def alibi_attention_span(n_heads: int, seq_len: int, mass: float = 0.9, *, device=None) -> torch.Tensor:
-    """Per head, the smallest distance ``r`` whose keys ``0 .. r`` back hold ``mass`` of the attention.
-
-    Uses :func:`alibi_weights_by_distance` (equal content scores, last query of
-    ``seq_len``). For a long sequence this is about ``ln(1 / (1 - mass)) / m_h``.
-    Returns an int64 tensor ``(n_h,)`` with values in ``0 .. seq_len - 1``.
-    """
-    if isinstance(mass, bool) or not isinstance(mass, numbers.Real):
-        raise TypeError(f"mass must be a number in (0, 1], got {mass!r}")
-    if not 0.0 < mass <= 1.0:
-        raise ValueError(f"mass must be in (0, 1], got {mass}")
-    cumulative = alibi_weights_by_distance(n_heads, seq_len, device=device).cumsum(dim=-1)  # (n_h, s)
-    span = (cumulative < mass - 1e-12).sum(dim=-1)  # number of distances still short of `mass`
-    return span.clamp(max=cumulative.shape[-1] - 1)

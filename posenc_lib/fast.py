@@ -2,10 +2,12 @@
 
 The public functions of posenc_lib are written as the formulas the chapters
 derive. Where a faster way to compute the *same numbers* exists, the public
-function hands its work to a function here, in one line, and this module is the
-only place that knows how. ``tests/unit/test_fast_paths.py`` checks every path here
-against the formula (random shapes, offsets, layouts, dtypes and strides), and
-the appendix "Making it fast" explains each technique:
+function hands its work to a function here, in one line. This module is a
+leaf: it imports nothing from the formula modules and reads no module's
+state; it is handed the frequencies θ, the slopes and the cached tables as
+arguments. ``tests/unit/test_fast_paths.py`` checks every path here against
+the formula (random shapes, offsets, layouts, dtypes and strides), and the
+appendix "Making it fast" explains each technique:
 
 - :func:`sinusoidal_table`: the sinusoidal table from a block of rows and one
   complex product per row (the shift identity ``PE(p + Δ) = M_Δ PE(p)``), with
@@ -14,10 +16,10 @@ the appendix "Making it fast" explains each technique:
 - :func:`rotate_pairs`: interleaved RoPE as one complex multiplication over a
   complex view of ``x``; other cases write one output buffer with half-size
   cos/sin and no ``torch.cat``.
-- :func:`rotary_tables`, :func:`rotary`, :func:`rotary_qk`: the tables
+- :func:`rotary_table`, :func:`rotary`, :func:`rotary_qk`: the one table
   :class:`~posenc_lib.RotaryEmbedding` caches so that one decoding step makes
-  as few torch calls as possible, and the paths that read them.
-- :func:`alibi_bias`, :func:`alibi_bias_compact`: ALiBi with cached slopes,
+  as few torch calls as possible, and the paths that read its rows.
+- :func:`alibi_bias`, :func:`alibi_bias_compact`: ALiBi from given slopes,
   masking the small distance table instead of the big bias.
 
 Every path here runs without autograd only (it writes into buffers); with
@@ -30,7 +32,6 @@ Lines are at most 80 characters: the appendix shows parts of this file.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 from collections.abc import Iterator
 
@@ -68,17 +69,19 @@ def _without_autograd(*tensors: torch.Tensor) -> bool:
 def sinusoidal_table(
     seq_len: int,
     d_model: int,
+    theta: torch.Tensor,
     *,
     offset: int = 0,
-    base: float = 10000.0,
     layout: str = "interleaved",
     dtype: torch.dtype = torch.float32,
     device=None,
 ) -> torch.Tensor:
     """The sinusoidal table of positions ``offset ..``, shape ``(s, d)``.
 
-    Arguments as in :func:`posenc_lib.sinusoidal_encoding` (which calls this,
-    after checking them). Writing pair ``ℓ`` of row ``p`` as the complex number
+    ``theta``: the frequencies ``θ_ℓ`` ``(ceil(d/2),)``, float64, e.g.
+    :func:`posenc_lib.sinusoidal_frequencies`; the other arguments as in
+    :func:`posenc_lib.sinusoidal_encoding` (which calls this, after checking
+    them; ``device`` defaults to ``theta``'s). Writing pair ``ℓ`` of row ``p`` as the complex number
     ``sin(p θ_ℓ) + i cos(p θ_ℓ)``, moving ``c`` rows down is a multiplication
     by the fixed phasor ``exp(-i c θ_ℓ)``. So only a block of ``c ≈ √s`` rows
     and ``s / c`` phasors need sines and cosines (and those are built the same
@@ -98,21 +101,22 @@ def sinusoidal_table(
     phasors rounded to float32 (about 2e-7 from the exact values);
     bfloat16/float16 tables are rounded from float32.
     """
-    from .sinusoidal import sinusoidal_frequencies  # the one definition of θ_ℓ
-
+    device = theta.device if device is None else torch.device(device)
+    if device.type == "meta":  # a table with no values: nothing to compute
+        return torch.empty(seq_len, d_model, dtype=dtype, device=device)
     work = torch.float64 if dtype == torch.float64 else torch.float32
     complex_dtype = (
         torch.complex128 if work == torch.float64 else torch.complex64
     )
     # θ: (m,), m = ceil(d/2)
-    theta = sinusoidal_frequencies(d_model, base=base, device="cpu").numpy()
+    frequencies = theta.detach().to("cpu", torch.float64).numpy()
+    if theta.shape != ((d_model + 1) // 2,):
+        raise ValueError(
+            f"theta must have shape ({(d_model + 1) // 2},) for "
+            f"d_model={d_model}, got {tuple(theta.shape)}"
+        )
     n_pairs, n_cos = theta.shape[0], d_model // 2
-    table = _empty_table(
-        seq_len,
-        d_model,
-        work,
-        torch.device("cpu") if device is None else torch.device(device),
-    )
+    table = _empty_table(seq_len, d_model, work, device)
     direct = layout == "interleaved" and d_model % 2 == 0
     # an interleaved table of even width *is* an array of numbers sin + i cos
     pairs = (
@@ -126,13 +130,13 @@ def sinusoidal_table(
     n_blocks = -(-seq_len // block)  # ceil(s / c) blocks
     # the first block, p = offset .. offset + c - 1: sin + i cos = i exp(-i p θ)
     first = _on(
-        1j * _phasor_rows(block, -1, -offset, theta),
+        1j * _phasor_rows(block, -1, -offset, frequencies),
         complex_dtype,
         table.device,
     )  # (block, m)
     # moving down by j blocks (j c rows) multiplies by exp(-i j c θ)
     steps = _on(
-        _phasor_rows(n_blocks, -block, 0, theta),
+        _phasor_rows(n_blocks, -block, 0, frequencies),
         complex_dtype,
         table.device,
     )  # (n_blocks, m)
@@ -241,7 +245,6 @@ _COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 # the path with the fewest calls.
 _FEW_CALLS_NUMEL = 1 << 15
 
-
 def rotate_pairs(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
 ) -> torch.Tensor | None:
@@ -318,197 +321,161 @@ def _rotate_into_buffer(
     return out
 
 
-def rotary_tables(
+def rotary_table(
     cos: torch.Tensor, sin: torch.Tensor, layout: str
-) -> dict[str, torch.Tensor]:
-    """The extra tables ``RotaryEmbedding`` caches, each ``(s, d_h)``.
+) -> torch.Tensor:
+    """The table :func:`rotary` reads, from cos/sin ``(s, d_h/2)``.
 
-    Interleaved: ``[cos_0, sin_0, cos_1, sin_1, ...]``, viewed as the complex
-    rotation ``cos + i sin`` when used (stored as real numbers because
-    ``Module.to(dtype)`` would drop the imaginary part of a complex buffer).
-    Half: ``[cos | cos]`` and ``[-sin | sin]``, for the three-call path of
-    small inputs.
+    Interleaved: ``(s, d_h)``, ``[cos_0, sin_0, cos_1, sin_1, ...]``, viewed
+    as the complex rotation ``cos + i sin`` when used (stored as real numbers
+    because ``Module.to(dtype)`` would drop the imaginary part of a complex
+    buffer). Half: ``(s, 2, d_h)``, the rows ``[cos | cos]`` and
+    ``[-sin | sin]``, for the three-call path of small inputs; its
+    ``[:, 0, :d_h/2]`` and ``[:, 1, d_h/2:]`` are ``cos`` and ``sin`` again.
     """
     if layout == "interleaved":
-        return {"rotation_cached": torch.stack((cos, sin), dim=-1).flatten(-2)}
-    return {
-        "cos_full_cached": torch.cat((cos, cos), dim=-1),
-        "sin_signed_cached": torch.cat((-sin, sin), dim=-1),
-    }
+        return torch.stack((cos, sin), dim=-1).flatten(-2)
+    full = torch.cat((cos, cos), dim=-1)  # (s, d_h): [cos | cos]
+    signed = torch.cat((-sin, sin), dim=-1)  # (s, d_h): [-sin | sin]
+    return torch.stack((full, signed), dim=-2)  # (s, 2, d_h)
 
 
-def rotary(module, x: torch.Tensor, offset: int) -> torch.Tensor | None:
-    """``RotaryEmbedding.forward`` for the positions ``offset ..``.
+def rotary(
+    x: torch.Tensor, rows: torch.Tensor, layout: str
+) -> torch.Tensor | None:
+    """Rotate ``x`` ``(..., s, d_h)`` by ``rows``, the ``s`` rows of its positions.
 
-    Applies to a float32 ``x`` without autograd whose positions are all
-    cached; ``None`` otherwise.
+    ``rows``: ``rotary_table(...)[start : start + s]``. Applies to a float32
+    ``x`` without autograd when ``rows`` has all ``s`` rows (a slice past the
+    end of the table is shorter); ``None`` otherwise.
     """
-    stop = offset + x.shape[-2]
     if (
         not _enabled
         or x.dtype != torch.float32
-        or stop > module.max_len
+        or rows.dtype != torch.float32
+        or rows.shape[0] != x.shape[-2]
         or not _without_autograd(x)
     ):
         return None
-    return _rotate_cached(
-        x, module.layout, _cached_rows(module, x, offset, stop)
-    )
+    return _rotate_rows(x, rows, layout)
 
 
 def rotary_qk(
-    module, q: torch.Tensor, k: torch.Tensor, offset: int
+    q: torch.Tensor, k: torch.Tensor, rows: torch.Tensor, layout: str
 ) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """``RotaryEmbedding.rotate_qk`` for the positions ``offset ..``.
+    """:func:`rotary` for queries and keys at the same positions.
 
-    One check and one table lookup for queries and keys together; ``None``
-    when no fast path applies.
+    One check for both; ``None`` when no fast path applies.
     """
-    stop = offset + q.shape[-2]
     if (
         not _enabled
         or q.dtype != torch.float32
         or k.dtype != torch.float32
-        or stop > module.max_len
+        or rows.dtype != torch.float32
+        or rows.shape[0] != q.shape[-2]
         or torch.is_grad_enabled() and (q.requires_grad or k.requires_grad)
     ):
         return None
-    if module.layout == "half" and _few_calls(q) and _few_calls(k):
-        # one decoding step: count the calls. Tables read from _buffers:
-        # nn.Module.__getattr__ costs about a microsecond per table.
-        buffers = module._buffers
-        cos_full, sin_signed = (
-            buffers["cos_full_cached"][offset:stop],  # (s, d_h): [cos | cos]
-            buffers["sin_signed_cached"][offset:stop],  # [-sin | sin]
-        )
+    if layout == "half" and _few_calls(q) and _few_calls(k):
+        # one decoding step: count the calls
+        cos_full, sin_signed = rows.unbind(-2)  # (s, d_h): [cos|cos], [-sin|sin]
         # x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]: three calls each
         half = q.shape[-1] // 2
         return (
             torch.addcmul(q * cos_full, q.roll(half, dims=-1), sin_signed),
             torch.addcmul(k * cos_full, k.roll(half, dims=-1), sin_signed),
         )
-    rows = _cached_rows(module, None, offset, stop)  # sliced once, for both
-    return (
-        _rotate_cached(q, module.layout, rows),
-        _rotate_cached(k, module.layout, rows),
-    )
+    return _rotate_rows(q, rows, layout), _rotate_rows(k, rows, layout)
 
 
 def _few_calls(x: torch.Tensor) -> bool:
     return x.numel() <= _FEW_CALLS_NUMEL and x.is_contiguous()
 
 
-def _cached_rows(
-    module, x: torch.Tensor | None, start: int, stop: int
-) -> tuple[str, torch.Tensor, torch.Tensor | None]:
-    """The cached rows ``start .. stop - 1`` the path for ``x`` needs.
-
-    ``x=None``: the half-size cos/sin. Read from the module's ``_buffers``
-    directly: ``nn.Module.__getattr__`` costs about a microsecond per table,
-    a noticeable share of one decoding step.
-    """
-    buffers = module._buffers
-    if module.layout == "interleaved":
-        return (
-            "complex",
-            # (s, d_h/2) complex: cos + i sin
-            buffers["rotation_cached"][start:stop].view(torch.complex64),
-            None,
-        )
-    if x is not None and _few_calls(x):
-        return (
-            "full",
-            buffers["cos_full_cached"][start:stop],  # (s, d_h)
-            buffers["sin_signed_cached"][start:stop],  # (s, d_h)
-        )
-    return (
-        "half",
-        buffers["cos_cached"][start:stop],  # (s, d_h/2)
-        buffers["sin_cached"][start:stop],  # (s, d_h/2)
-    )
-
-
-def _rotate_cached(
-    x: torch.Tensor,
-    layout: str,
-    rows: tuple[str, torch.Tensor, torch.Tensor | None],
+def _rotate_rows(
+    x: torch.Tensor, rows: torch.Tensor, layout: str
 ) -> torch.Tensor:
-    """Rotate a float32 ``x`` ``(..., s, d_h)`` by ``_cached_rows``'s rows."""
-    kind, first, second = rows
-    if kind == "complex":
+    """Rotate a float32 ``x`` ``(..., s, d_h)`` by rows of :func:`rotary_table`."""
+    if layout == "interleaved":
         pairs = _complex_pairs(x)  # (..., s, d_h/2) complex64 view of x
-        if pairs is not None:
-            return _rotate_complex(pairs, first, x)
+        if pairs is not None:  # (s, d_h/2) complex64: cos + i sin
+            return _rotate_complex(pairs, rows.view(torch.complex64), x)
         # no complex view of x: the strided four-call path
-        cos_sin = torch.view_as_real(first)  # (s, d_h/2, 2)
         return _rotate_into_buffer(
-            x, cos_sin[..., 0], cos_sin[..., 1], layout
+            x, rows[..., 0::2], rows[..., 1::2], layout
         )
-    assert second is not None  # only the complex rows have no second table
-    if kind == "full":
+    half = x.shape[-1] // 2
+    if _few_calls(x):
         # three calls: x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]
         # = (a cos - b sin, b cos + a sin)
+        cos_full, sin_signed = rows.unbind(-2)  # (s, d_h) each
         return torch.addcmul(
-            x * first, x.roll(x.shape[-1] // 2, dims=-1), second
+            x * cos_full, x.roll(half, dims=-1), sin_signed
         )  # (..., s, d_h)
-    return _rotate_into_buffer(x, first, second, layout)
+    # the half-size cos and sin inside the table, (s, d_h/2) each
+    cos, sin = rows[:, 0, :half], rows[:, 1, half:]
+    return _rotate_into_buffer(x, cos, sin, layout)
 
 
 # -------------------------------------------------------------------- ALiBi
 
+# the largest whole number below which every whole number is exact, per dtype
+_EXACT_INTEGERS = {torch.float32: 2**24, torch.float64: 2**53}
 
-@functools.lru_cache(maxsize=64)
-def _slopes(
-    n_heads: int, dtype: torch.dtype, device: torch.device
-) -> torch.Tensor:
-    """The slopes ``m_h`` as ``(n_h, 1, 1)``, computed once and only read."""
-    from .alibi import alibi_slopes
 
-    return alibi_slopes(n_heads, device=device).to(dtype).view(-1, 1, 1)
+def alibi_applies(k_len: int, dtype: torch.dtype) -> bool:
+    """Whether the ALiBi paths apply: enabled, float32/float64, ``s_k`` exact."""
+    return _enabled and k_len <= _EXACT_INTEGERS.get(dtype, 0)
+
+
+def _check_exact(slopes: torch.Tensor, k_len: int) -> None:
+    limit = _EXACT_INTEGERS.get(slopes.dtype)
+    if limit is None:
+        raise ValueError(
+            f"slopes must be float32 or float64 (the result's dtype), "
+            f"got {slopes.dtype}"
+        )
+    if k_len > limit:
+        raise ValueError(
+            f"k_len must be at most {limit:,} in {slopes.dtype} (distances "
+            f"beyond it are not whole numbers there), got {k_len:,}"
+        )
 
 
 def alibi_bias(
-    n_heads: int,
-    q_len: int,
-    k_len: int,
-    causal: bool,
-    dtype: torch.dtype,
-    device: torch.device,
-):
-    """:func:`posenc_lib.alibi_bias` for float32/float64; ``None`` otherwise.
+    slopes: torch.Tensor, q_len: int, k_len: int, causal: bool
+) -> torch.Tensor:
+    """:func:`posenc_lib.alibi_bias` from the slopes ``(n_h, 1, 1)``.
 
-    Works in the result's dtype (distances are whole numbers, exact up to
-    2**24 in float32) and masks the small ``(s_q, s_k)`` distance table
-    instead of the big result: ``m_h · (-inf) = -inf`` because every slope is
-    > 0, so the one broadcast product is the only pass over the
-    ``n_h · s_q · s_k`` numbers.
+    The result has the slopes' dtype (float32 or float64) and device. Works
+    in that dtype: distances are whole numbers, exact up to ``2**24`` in
+    float32 (a larger ``k_len`` is a ``ValueError``). Masks the small
+    ``(s_q, s_k)`` distance table instead of the big result:
+    ``m_h · (-inf) = -inf`` because every slope is > 0, so the one broadcast
+    product is the only pass over the ``n_h · s_q · s_k`` numbers.
     """
-    if not _enabled or dtype not in _COMPLEX:
-        return None
-    slopes = _slopes(n_heads, dtype, device)  # (n_h, 1, 1)
-    key = torch.arange(k_len, device=device)  # (s_k,)
+    _check_exact(slopes, k_len)
+    key = torch.arange(k_len, device=slopes.device)  # (s_k,)
     # (s_q,): the queries are the last positions
-    query = torch.arange(k_len - q_len, k_len, device=device)
+    query = torch.arange(k_len - q_len, k_len, device=slopes.device)
     relative = key[None, :] - query[:, None]  # (s_q, s_k), r = j - i
     if causal:
         # (s_q, s_k): r where r <= 0, -inf for future keys
-        distance = relative.to(dtype).masked_fill_(
+        distance = relative.to(slopes.dtype).masked_fill_(
             relative > 0, float("-inf")
         )
         return slopes * distance  # (n_h, s_q, s_k)
-    return slopes * (-relative.abs()).to(dtype)
+    return slopes * (-relative.abs()).to(slopes.dtype)
 
 
-def alibi_bias_compact(
-    n_heads: int, k_len: int, dtype: torch.dtype, device: torch.device
-):
-    """:func:`posenc_lib.alibi_bias_compact` in two calls; ``None`` if no path.
+def alibi_bias_compact(slopes: torch.Tensor, k_len: int) -> torch.Tensor:
+    """:func:`posenc_lib.alibi_bias_compact` in two calls, ``(n_h, 1, s_k)``.
 
-    For float32/float64 results with ``s_k <= 2**24`` (whole numbers exact).
+    ``slopes``: ``(n_h, 1, 1)``, float32 or float64 (the result's dtype), with
+    ``s_k`` exact in it (:func:`alibi_applies`).
     """
-    if not _enabled or dtype not in _COMPLEX or k_len > 2**24:
-        return None
+    _check_exact(slopes, k_len)
     # (n_h, 1, s_k): -m_h (s_k - 1 - j)
-    return _slopes(n_heads, dtype, device) * torch.arange(
-        1 - k_len, 1, dtype=dtype, device=device
+    return slopes * torch.arange(
+        1 - k_len, 1, dtype=slopes.dtype, device=slopes.device
     )

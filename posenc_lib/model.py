@@ -43,7 +43,6 @@ from ._checks import (
     check_choice,
     check_device,
     check_fits,
-    check_floating,
     check_int,
     check_integer_tensor,
     check_offset,
@@ -471,83 +470,3 @@ def build_model(config: TransformerConfig, *, seed: int) -> TinyTransformer:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyTransformer(config)
-
-
-SCORE_TERMS = ("content-content", "content-position", "position-content", "position-position", "rest")
-
-
-def additive_score_terms(
-    block: Block, token_vectors: torch.Tensor, position_vectors: torch.Tensor
-) -> dict[str, torch.Tensor]:
-    """Split a block's attention scores on ``e + PE`` into content and position terms.
-
-    With an encoding added to the input, the block's input is ``x_i = e_i + PE(i)``.
-    For a fixed token ``i`` the block's LayerNorm is affine,
-    ``LN(x_i) = γ ⊙ (x_i - mean(x_i)) / σ_i + β`` with ``σ_i`` the scale of the whole
-    sum, so the query ``q_i`` is a content part (from ``e_i``), a position part (from
-    ``PE(i)``) and a constant part (``W_q β`` plus the projection bias); the same holds
-    for the key ``k_j``. The pre-softmax score ``q_i · k_j / sqrt(d_h)`` is then the sum of
-    the products of the parts (the expansion of Ke et al., "Rethinking positional
-    encoding in language pre-training", 2021):
-
-    - ``"content-content"``: the query's content part against the key's content part;
-    - ``"content-position"``: the query's content part against the key's position part;
-    - ``"position-content"``: the query's position part against the key's content part;
-    - ``"position-position"``: the query's position part against the key's position part;
-    - ``"rest"``: the five products that involve a constant part.
-
-    Args:
-        block: a :class:`Block` (its ``ln_attn`` and the query/key rows of ``attn.qkv``).
-        token_vectors: ``(b, s, d)`` token vectors ``e``.
-        position_vectors: ``(s, d)`` or ``(b, s, d)`` position vectors ``PE``.
-
-    Returns:
-        ``{term: (b, n_h, s, s)}`` for the names in :data:`SCORE_TERMS`, without mask or
-        bias; they add up (to rounding) to the block's scores for the input
-        ``token_vectors + position_vectors`` (``Block.trace(...)["scores"]`` of a block
-        without rotation, at the keys the mask leaves visible).
-    """
-    if not isinstance(block, Block):
-        raise TypeError(f"block must be a posenc_lib.model.Block, got {type(block).__name__}")
-    weight = block.attn.qkv.weight
-    token_vectors = _check_vectors(token_vectors, block.d_model, weight, "Block", "token_vectors")
-    position_vectors = check_tensor("position_vectors", position_vectors, min_dim=2)
-    if position_vectors.shape[-2:] != token_vectors.shape[-2:] or position_vectors.dim() > 3:
-        raise ValueError(
-            f"position_vectors must have shape (s, d) = {tuple(token_vectors.shape[-2:])} or (b, s, d), "
-            f"got {tuple(position_vectors.shape)}"
-        )
-    if position_vectors.dim() == 3 and position_vectors.shape[0] not in (1, token_vectors.shape[0]):
-        raise ValueError(
-            f"position_vectors of shape (b, s, d) must have b = 1 or b = {token_vectors.shape[0]} (token_vectors' "
-            f"batch), got {tuple(position_vectors.shape)}"
-        )
-    check_floating("position_vectors", position_vectors)
-    check_same_dtype("position_vectors", position_vectors, weight.dtype, "Block")
-    check_same_device("position_vectors", position_vectors, weight.device, "Block")
-    x = token_vectors + position_vectors  # (b, s, d)
-    ln, attn, d = block.ln_attn, block.attn, block.d_model
-    sigma = (x.var(dim=-1, unbiased=False, keepdim=True) + ln.eps).sqrt()  # (b, s, 1): LN's scale
-
-    def normalised(part: torch.Tensor) -> torch.Tensor:  # what `part` contributes to LN(x), (b, s, d)
-        centred = (part - part.mean(dim=-1, keepdim=True)) / sigma
-        return centred * ln.weight if ln.weight is not None else centred
-
-    w_q, w_k = attn.qkv.weight[:d], attn.qkv.weight[d : 2 * d]  # (d, d) each, nn.Linear's (out, in)
-    zero = x.new_zeros(d)
-    shift = ln.bias if ln.bias is not None else zero  # β, (d,)
-    b_q, b_k = (attn.qkv.bias[:d], attn.qkv.bias[d : 2 * d]) if attn.qkv.bias is not None else (zero, zero)
-    parts = {"content": normalised(token_vectors), "position": normalised(position_vectors.expand_as(x))}
-    q = {name: part @ w_q.T for name, part in parts.items()}  # (b, s, d) each
-    k = {name: part @ w_k.T for name, part in parts.items()}
-    q["constant"] = (shift @ w_q.T + b_q).expand_as(x)  # the same for every token, (b, s, d)
-    k["constant"] = (shift @ w_k.T + b_k).expand_as(x)
-
-    def product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:  # (b, n_h, s, s)
-        heads_a, heads_b = split_heads(a, attn.n_heads), split_heads(b, attn.n_heads)
-        return heads_a @ heads_b.transpose(-2, -1) / attn.head_dim**0.5
-
-    terms = {f"{a}-{b}": product(q[a], k[b]) for a in ("content", "position") for b in ("content", "position")}
-    rest = [product(q[a], k[b]) for a in q for b in k if "constant" in (a, b)]
-    terms["rest"] = torch.stack(rest).sum(dim=0)
-    return terms

@@ -68,7 +68,7 @@ def use_course_style(figure_format: str | None = None) -> None:
     if chosen not in FIGURE_FORMATS:
         raise ValueError(f"figure_format must be one of {FIGURE_FORMATS}, got {chosen!r}")
     try:
-        shell = get_ipython()  # type: ignore[name-defined]
+        shell = get_ipython()  # type: ignore[name-defined]  # a builtin inside IPython only (NameError below)
     except NameError:
         return  # a plain Python process: nothing to configure
     if shell is None or "inline" not in matplotlib.get_backend():

@@ -97,6 +97,24 @@ def _check_x(name: str, x: object, *, min_dim: int = 2) -> torch.Tensor:
     return x
 
 
+def _check_rotate_args(x: object, cos: object, sin: object, layout: object) -> tuple:
+    """The arguments of :func:`rotate_pairs`, checked; ``cos`` and ``sin`` rounded once to ``x``'s dtype, on its device."""
+    x = _check_x("x", x, min_dim=1)
+    layout = check_choice("layout", layout, LAYOUTS)
+    half_shape = (*x.shape[:-1], x.shape[-1] // 2)  # (..., s, d_h/2)
+    rounded = []
+    for name, value in (("cos", cos), ("sin", sin)):
+        value = check_floating(name, check_tensor(name, value, min_dim=0))
+        try:
+            fits = torch.broadcast_shapes(value.shape, half_shape) == half_shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name} must broadcast to (..., s, d_h/2) = {half_shape}, got shape {tuple(value.shape)}")
+        rounded.append(value.to(x.device, x.dtype))  # in x's precision
+    return x, *rounded, layout
+
+
 def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "half") -> torch.Tensor:
     """Rotate each pair ``(a, b)`` of ``x`` to ``(a cos - b sin, b cos + a sin)``.
 
@@ -111,18 +129,7 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
         A new tensor shaped and typed like ``x``; ``cos`` and ``sin`` are rounded
         once to ``x``'s dtype and moved to its device.
     """
-    x = _check_x("x", x, min_dim=1)
-    layout = check_choice("layout", layout, LAYOUTS)
-    half_shape = (*x.shape[:-1], x.shape[-1] // 2)  # (..., s, d_h/2)
-    for name, value in (("cos", cos), ("sin", sin)):
-        check_floating(name, check_tensor(name, value, min_dim=0))
-        try:
-            fits = torch.broadcast_shapes(value.shape, half_shape) == half_shape
-        except RuntimeError:
-            fits = False
-        if not fits:
-            raise ValueError(f"{name} must broadcast to (..., s, d_h/2) = {half_shape}, got shape {tuple(value.shape)}")
-    cos, sin = cos.to(x.device, x.dtype), sin.to(x.device, x.dtype)  # in x's precision
+    x, cos, sin, layout = _check_rotate_args(x, cos, sin, layout)  # cos, sin in x's dtype, on its device
     if (out := fast.rotate_pairs(x, cos, sin, layout)) is not None:  # same numbers, faster
         return out
 
@@ -180,9 +187,7 @@ def apply_rope(
         and cos/sin rounded once to float32 (float64 for a float64 ``x``), so a
         bfloat16 ``x`` does not round its positions.
     """
-    x = _check_x("x", x)
-    layout = check_choice("layout", layout, LAYOUTS)
-    base = check_positive_float("base", base)
+    x, layout, base = _check_x("x", x), check_choice("layout", layout, LAYOUTS), check_positive_float("base", base)
     seq_len, head_dim = x.shape[-2], x.shape[-1]
     positions = _consecutive_or_given(positions, offset, seq_len, x.device)  # (s,)
     frequencies = _resolve_frequencies(head_dim, base, frequencies, x.device)  # (d_h/2,)
@@ -231,7 +236,7 @@ class RotaryEmbedding(FixedPrecisionTables):
     the same positions with one lookup.
 
     Buffers: ``frequencies`` ``(d_h/2,)`` float64, ``cos_cached`` and ``sin_cached``
-    ``(max_len, d_h/2)`` float32, plus the tables of :func:`posenc_lib.fast.rotary_tables`.
+    ``(max_len, d_h/2)`` float32, and ``rotation_cached``, the table of :func:`posenc_lib.fast.rotary_table`.
     They follow ``.to(device)``; ``.to(torch.bfloat16)``, ``.half()`` and ``.double()``
     leave them in their precision (see :class:`posenc_lib._buffers.FixedPrecisionTables`).
     """
@@ -283,8 +288,7 @@ class RotaryEmbedding(FixedPrecisionTables):
         sin = (angles.sin() * self.attention_factor).float()
         self.register_buffer("cos_cached", cos, persistent=False)
         self.register_buffer("sin_cached", sin, persistent=False)
-        for name, table in fast.rotary_tables(cos, sin, self.layout).items():  # layout-specific copies
-            self.register_buffer(name, table, persistent=False)
+        self.register_buffer("rotation_cached", fast.rotary_table(cos, sin, self.layout), persistent=False)
 
     def reset_parameters(self) -> None:
         """Recompute every table on its current device, e.g. after ``to_empty``, from ``base`` or the given frequencies.
@@ -332,8 +336,11 @@ class RotaryEmbedding(FixedPrecisionTables):
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None, *, offset: int = 0) -> torch.Tensor:
         x = self._check_input("x", x)
-        if positions is None and (out := fast.rotary(self, x, check_offset(offset, x.shape[-2]))) is not None:
-            return out  # the same numbers from the cached fast-path tables
+        if (
+            positions is None
+            and (out := fast.rotary(x, self._cached_rows(offset, x.shape[-2]), self.layout)) is not None
+        ):
+            return out  # the same numbers from the fast path's cached table
         cos, sin = self.cos_sin(x.shape[-2], positions, offset=offset, dtype=x.dtype)  # (s, d_h/2) each
         return rotate_pairs(x, cos, sin, self.layout)
 
@@ -353,121 +360,30 @@ class RotaryEmbedding(FixedPrecisionTables):
             raise ValueError(
                 f"q and k must have the same sequence length s (shape[-2]), got {tuple(q.shape)} and {tuple(k.shape)}"
             )
-        if positions is None and (out := fast.rotary_qk(self, q, k, check_offset(offset, q.shape[-2]))) is not None:
-            return out  # one lookup, the fast-path tables
+        if positions is None and (out := fast.rotary_qk(q, k, self._cached_rows(offset, q.shape[-2]), self.layout)):
+            return out  # one lookup in the fast path's cached table
         precision = torch.float64 if torch.float64 in (q.dtype, k.dtype) else torch.float32
         cos, sin = self.cos_sin(q.shape[-2], positions, offset=offset, dtype=precision)  # (s, d_h/2) each
         return rotate_pairs(q, cos, sin, self.layout), rotate_pairs(k, cos, sin, self.layout)
+
+    def _cached_rows(self, offset: object, seq_len: int) -> torch.Tensor:
+        """Rows ``offset .. offset + s - 1`` of the fast path's table (fewer, or none, past ``max_len``)."""
+        start = check_offset(offset, seq_len)
+        table = self._buffers["rotation_cached"]  # not self.rotation_cached: nn.Module.__getattr__ costs ~1 µs
+        assert table is not None  # registered by build_cache
+        return table[start : start + seq_len]
 
     def _check_input(self, name: str, x: object) -> torch.Tensor:
         x = check_floating(name, check_tensor(name, x, min_dim=2))
         if x.shape[-1] != self.head_dim:
             raise ValueError(f"{name} must have last dimension head_dim={self.head_dim}, got shape {tuple(x.shape)}")
-        check_same_device(name, x, self.get_buffer("frequencies").device, "RotaryEmbedding")
+        frequencies = self._buffers["frequencies"]  # not self.frequencies: nn.Module.__getattr__ costs ~1 µs
+        check_same_device(name, x, frequencies.device, "RotaryEmbedding")  # type: ignore[union-attr]  # never None: a buffer
         return x
 
     def extra_repr(self) -> str:
         extra = "" if self.attention_factor == 1.0 else f", attention_factor={self.attention_factor:g}"
         return f"head_dim={self.head_dim}, max_len={self.max_len}, base={self.base:g}, layout={self.layout!r}{extra}"
-
-
-# --- Analysis helpers ---------------------------------------------------------------------------
-
-
-def rope_decay_bound(distances: torch.Tensor, head_dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
-    """RoFormer's long-term decay curve ``(1 / (d_h/2)) Σ_j |S_j(r)|``, shape ``(n,)``, float64.
-
-    With ``S_j(r) = Σ_{ℓ<j} exp(i r θ_ℓ)`` (``j = 1 .. d_h/2``), Abel summation
-    bounds the score of any query/key pair at relative distance ``r`` by
-    ``max_ℓ |h_{ℓ+1} - h_ℓ| · Σ_j |S_j(r)|`` (``h_ℓ`` the complex product of pair
-    ``ℓ`` of ``q`` and the conjugate of pair ``ℓ`` of ``k``, ``h_{d_h/2} = 0``).
-    This returns the distance-dependent factor divided by ``d_h/2``: it equals
-    ``(d_h/2 + 1) / 2`` at ``r = 0`` and trends down with ``r``, though not monotonically.
-
-    Args:
-        distances: relative distances ``r``, a 1-D tensor ``(n,)`` (e.g. ``torch.arange(n)``).
-        head_dim: ``d_h``, even.
-        base: ``B``.
-    """
-    distances = check_positions(distances, name="distances")
-    angles = rope_angles(distances, rope_frequencies(head_dim, base, device=distances.device))  # (n, d_h/2)
-    partial_real = angles.cos().cumsum(dim=-1)  # (n, d_h/2): Re S_1 .. Re S_{d_h/2}
-    partial_imag = angles.sin().cumsum(dim=-1)  # (n, d_h/2)
-    return torch.hypot(partial_real, partial_imag).mean(dim=-1)
-
-
-def rope_angle_gap(
-    positions: torch.Tensor,
-    train_len: int,
-    head_dim: int,
-    base: float = DEFAULT_BASE,
-    *,
-    frequencies: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """How far each rotation angle is from every angle seen in training, shape ``(s, d_h/2)``, float64.
-
-    Entry ``[i, ℓ]`` is the circular distance (radians, in ``[0, π]``) between the
-    angle ``p_i θ_ℓ`` of pair ``ℓ`` at position ``p_i`` and the nearest of the angles
-    ``r θ_ℓ`` that pair took at the positions ``r = 0 .. L - 1`` of training
-    (``L = train_len``). It is 0 for positions seen in training; for a pair whose
-    wavelength exceeds ``L`` it grows once ``p_i`` passes ``L``, because those angles
-    were never produced during training. Positions may be fractional (as in
-    position interpolation).
-
-    Args:
-        positions: a 1-D tensor ``(s,)``.
-        train_len: ``L``, the number of positions seen in training.
-        head_dim: ``d_h``, even.
-        base: ``B`` (not used when ``frequencies`` is given).
-        frequencies: ``(d_h/2,)`` frequencies replacing the standard ones.
-    """
-    positions = check_positions(positions)
-    train_len = check_positive_int("train_len", train_len)
-    head_dim = check_even_int("head_dim", head_dim)
-    theta = _resolve_frequencies(head_dim, check_positive_float("base", base), frequencies, positions.device)
-    check_fits(
-        f"train_len={train_len} and head_dim={head_dim}", (train_len, head_dim // 2), torch.float64, positions.device
-    )
-    query = torch.remainder(rope_angles(positions, theta), 2 * math.pi).T.contiguous()  # (d_h/2, s)
-    seen = torch.remainder(rope_angles(torch.arange(train_len, device=positions.device), theta), 2 * math.pi)
-    seen = seen.T.sort(dim=-1).values.contiguous()  # (d_h/2, L), each row sorted
-    index = torch.searchsorted(seen, query)  # (d_h/2, s), in 0 .. L
-    above = seen.gather(-1, index.clamp(max=train_len - 1))  # nearest seen angle >= query (or the largest)
-    below = seen.gather(-1, (index - 1).clamp(min=0))  # nearest seen angle <= query (or the smallest)
-    wrapped_first = seen[:, :1] + 2 * math.pi  # the smallest seen angle, one turn up
-    wrapped_last = seen[:, -1:] - 2 * math.pi  # the largest seen angle, one turn down
-    gaps = torch.stack(
-        [(query - above).abs(), (query - below).abs(), (wrapped_first - query).abs(), (query - wrapped_last).abs()]
-    )  # (4, d_h/2, s)
-    return gaps.min(dim=0).values.T  # (s, d_h/2)
-
-
-def convert_qk_weight(weight: torch.Tensor, n_heads: int, *, to: str = "half") -> torch.Tensor:
-    """Permute a query/key projection so a checkpoint works with the other RoPE layout.
-
-    ``weight`` is ``W_q`` or ``W_k`` as stored in ``nn.Linear`` -- shape
-    ``(n_h · d_h, d)``, output rows grouped by head -- or its bias ``(n_h · d_h,)``.
-    Within every head the rows are reordered with
-    :func:`interleaved_to_half_permutation` (``to="half"``: Meta/RoFormer
-    checkpoint -> HF/GPT-NeoX code) or its inverse (``to="interleaved"``). Queries
-    and keys then come out permuted the same way, so after RoPE in the new layout
-    every attention score is unchanged. ``W_v`` and ``W_o`` are not touched.
-
-    Returns a new tensor shaped like ``weight``.
-    """
-    weight = check_tensor("weight", weight)
-    n_heads = check_positive_int("n_heads", n_heads)
-    check_choice("to", to, LAYOUTS)
-    rows = weight.shape[0]
-    if rows % n_heads:
-        raise ValueError(f"weight.shape[0] must be a multiple of n_heads={n_heads}, got shape {tuple(weight.shape)}")
-    head_dim = check_even_int("head_dim (weight.shape[0] // n_heads)", rows // n_heads)
-    if to == "half":
-        perm = interleaved_to_half_permutation(head_dim, device=weight.device)
-    else:
-        perm = half_to_interleaved_permutation(head_dim, device=weight.device)
-    per_head = weight.unflatten(0, (n_heads, head_dim))  # (n_h, d_h, ...) or (n_h, d_h)
-    return per_head[:, perm].flatten(0, 1)  # (n_h · d_h, ...)
 
 
 # --- Variants: partial rotary, 2-D (axial) RoPE ----------------------------------------------

@@ -60,6 +60,18 @@ def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0, device=None) 
     return base ** (-2 * pair / d_model)
 
 
+def _check_table_args(seq_len, d_model, offset, base, layout, dtype, device) -> tuple:
+    """The arguments of :func:`sinusoidal_encoding`, checked, in its order; refuses a table that would not fit."""
+    seq_len = check_positive_int("seq_len", seq_len)
+    d_model = check_positive_int("d_model", d_model)
+    offset = check_offset(offset, seq_len)
+    base = check_positive_float("base", base)
+    layout = check_choice("layout", layout, LAYOUTS)
+    dtype, device = check_dtype(dtype), check_device(device)
+    check_fits(f"seq_len={seq_len} and d_model={d_model}", (seq_len, d_model), dtype, device)
+    return seq_len, d_model, offset, base, layout, dtype, device
+
+
 # chapter 3 prints the end of this function as it is written here: the formatter leaves it alone
 # fmt: off
 def sinusoidal_encoding(
@@ -88,18 +100,12 @@ def sinusoidal_encoding(
     ``dtype``. By default the work is done by :func:`posenc_lib.fast.sinusoidal_table`,
     which gives the same table (within a few units in the last place) faster.
     """
-    seq_len = check_positive_int("seq_len", seq_len)
-    d_model = check_positive_int("d_model", d_model)
-    offset = check_offset(offset, seq_len)
-    base = check_positive_float("base", base)
-    layout = check_choice("layout", layout, LAYOUTS)
-    dtype, device = check_dtype(dtype), check_device(device)
-    check_fits(f"seq_len={seq_len} and d_model={d_model}", (seq_len, d_model), dtype, device)
-    if fast.enabled():  # the same table from a few sines and one complex product per row
-        return fast.sinusoidal_table(seq_len, d_model, offset=offset, base=base,
-                                     layout=layout, dtype=dtype, device=device)
-
+    seq_len, d_model, offset, base, layout, dtype, device = _check_table_args(
+        seq_len, d_model, offset, base, layout, dtype, device)
     theta = sinusoidal_frequencies(d_model, base=base, device=device)  # (m,), m = ceil(d/2)
+    if fast.enabled():  # the same table from a few sines and one complex product per row
+        return fast.sinusoidal_table(seq_len, d_model, theta, offset=offset, layout=layout, dtype=dtype, device=device)
+
     positions = torch.arange(offset, offset + seq_len, dtype=torch.float64, device=device)
     angles = torch.outer(positions, theta)  # (s, m): angle p θ_ℓ of pair ℓ at position p
     sines = angles.sin()  # (s, m)
@@ -228,43 +234,3 @@ def interleaved_to_concatenated_permutation(d_model: int, *, device=None) -> tor
     device = check_device(device)
     check_fits(f"d_model={d_model}", (d_model,), torch.int64, device)
     return torch.cat((torch.arange(0, d_model, 2, device=device), torch.arange(1, d_model, 2, device=device)))
-
-
-def sinusoidal_dot_by_distance(distance: object, d_model: int, *, base: float = 10000.0) -> torch.Tensor:
-    """``PE(p) · PE(p + Δ)`` for distances ``Δ``, which does not depend on ``p`` (even ``d`` only).
-
-    Each sin/cos pair contributes ``sin(a) sin(b) + cos(a) cos(b) = cos(a - b)`` with
-    ``a - b = -Δ θ_ℓ``, so the dot product is ``Σ_ℓ cos(Δ θ_ℓ)``: ``d / 2`` at ``Δ = 0``,
-    an even function of ``Δ``. The same holds in either layout (a column permutation).
-    For odd ``d`` the lone sine column adds a term that depends on ``p``, so odd ``d``
-    is rejected.
-
-    Args:
-        distance: a tensor of distances (any shape, integer or real) or one number.
-        d_model: even width ``d``.
-        base: as in :func:`sinusoidal_encoding`.
-
-    Returns:
-        float64 tensor with the shape of ``distance``, on its device.
-    """
-    d_model = check_positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(
-            f"d_model must be even (the dot product depends only on the distance for full sin/cos pairs), got {d_model}"
-        )
-    if isinstance(distance, torch.Tensor):
-        if distance.is_complex() or distance.dtype == torch.bool:
-            raise TypeError(f"distance must hold real numbers, got dtype {distance.dtype}")
-        distances = distance.to(torch.float64)
-        if distances.device.type != "meta" and not bool(torch.isfinite(distances).all()):
-            raise ValueError("distance must be finite")
-    else:
-        distances = torch.tensor(check_real("distance", distance), dtype=torch.float64)
-    theta = sinusoidal_frequencies(d_model, base=base, device=distances.device)  # (d/2,)
-    check_fits(
-        f"distance of {distances.numel()} values and d_model={d_model}",
-        (*distances.shape, d_model // 2),
-        torch.float64,
-        distances.device,
-    )
-    return torch.cos(distances[..., None] * theta).sum(dim=-1)  # (...,): Σ_ℓ cos(Δ θ_ℓ)

@@ -49,6 +49,6 @@ def setup(app: Any) -> dict[str, Any]:
     def coalesce_streams(outputs: list[Any]) -> list[Any]:
         return original(concatenate_stream_chunks(outputs))
 
-    coalesce_streams._joins_chunks_first = True  # type: ignore[attr-defined]
+    coalesce_streams._joins_chunks_first = True  # type: ignore[attr-defined]  # a marker attribute on a function
     render.coalesce_streams = coalesce_streams
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -215,7 +215,7 @@ def _warn_on_katex_errors(app: Any) -> None:
             )
         return html_text
 
-    render_checked._checked = True  # type: ignore[attr-defined]
+    render_checked._checked = True  # type: ignore[attr-defined]  # a marker attribute on a function
     katex.render_latex = render_checked
 
 

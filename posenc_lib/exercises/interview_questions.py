@@ -11,11 +11,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..rope import (
-    convert_qk_weight,
-    half_to_interleaved_permutation,
-    interleaved_to_half_permutation,
-)
+from ..analysis import convert_qk_weight
+from ..rope import half_to_interleaved_permutation, interleaved_to_half_permutation
 from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 

@@ -21,7 +21,7 @@ The kinds, with the library function each one draws:
 
 - :func:`sinusoidal`: :func:`posenc_lib.sinusoidal_encoding`, :func:`posenc_lib.sinusoidal_dot_by_distance`;
 - :func:`rope`: :func:`posenc_lib.apply_rope` (one pair turning, and the score ``q · R_r k``);
-- :func:`alibi`: :func:`posenc_lib.alibi_slopes`, :func:`posenc_lib.alibi.alibi_attention_span`;
+- :func:`alibi`: :func:`posenc_lib.alibi_slopes`, :func:`posenc_lib.alibi_attention_span`;
 - :func:`rope_scaling`: the rules of :mod:`posenc_lib.rope_scaling`;
 - :func:`t5_buckets`: :func:`posenc_lib.t5_relative_position_bucket` (float32, as the library);
 - :func:`experiment_curves`: chapter 12's stored accuracy per position (``book/data/experiments.json``).

@@ -13,10 +13,11 @@ from typing import Any
 import torch
 
 from .. import rope_scaling as scaling
-from ..alibi import alibi_attention_span, alibi_slopes
+from ..alibi import alibi_slopes
+from ..analysis import alibi_attention_span, sinusoidal_dot_by_distance
 from ..relative import t5_relative_position_bucket
 from ..rope import apply_rope, rope_angles, rope_frequencies, wavelengths
-from ..sinusoidal import sinusoidal_dot_by_distance, sinusoidal_encoding
+from ..sinusoidal import sinusoidal_encoding
 from . import curve_runs
 
 

@@ -10,7 +10,8 @@ import math
 
 import torch
 
-from ..alibi import alibi_attention_span, alibi_bias, alibi_slopes, alibi_weights_by_distance
+from ..alibi import alibi_bias, alibi_slopes
+from ..analysis import alibi_attention_span, alibi_weights_by_distance
 from . import Choice, Numeric, Option, Question, Wrong
 
 

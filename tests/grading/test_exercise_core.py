@@ -97,9 +97,9 @@ def test_a_cell_ending_in_a_checker_call_shows_only_the_printed_verdict():
 
 # --- the guard: library code an exercise asks the student to write is switched off while the answer runs ----
 
-import posenc_lib as pe  # noqa: E402
-from posenc_lib import sinusoidal as sinusoidal_module  # noqa: E402
-from posenc_lib.exercises import LibraryCallError, library_unavailable  # noqa: E402
+import posenc_lib as pe  # noqa: E402  (imports for the guard's tests sit with them)
+from posenc_lib import sinusoidal as sinusoidal_module  # noqa: E402  (with the guard's tests)
+from posenc_lib.exercises import LibraryCallError, library_unavailable  # noqa: E402  (with the guard's tests)
 from posenc_lib.sinusoidal import shift_matrix  # noqa: E402  (a binding in this module's namespace, as in a notebook)
 
 SHIFT_CASE = [Case("k=1, d=2", (1, 2), expected=torch.tensor([[0.5403, 0.8415], [-0.8415, 0.5403]]))]

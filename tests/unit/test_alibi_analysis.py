@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
+from posenc_lib.analysis import alibi_attention_span, alibi_weights_by_distance
 
 
 def test_weights_by_distance_closed_form():

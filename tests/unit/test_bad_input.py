@@ -15,8 +15,13 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
-from posenc_lib.rope import convert_qk_weight, rope_angle_gap, rope_decay_bound
+from posenc_lib.analysis import (
+    alibi_attention_span,
+    alibi_weights_by_distance,
+    convert_qk_weight,
+    rope_angle_gap,
+    rope_decay_bound,
+)
 
 THETA = pe.rope_frequencies(8)  # (4,)
 X = torch.randn(4, 8)  # (s, d_h)

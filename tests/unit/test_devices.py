@@ -12,8 +12,13 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
-from posenc_lib.rope import convert_qk_weight, rope_angle_gap, rope_decay_bound
+from posenc_lib.analysis import (
+    alibi_attention_span,
+    alibi_weights_by_distance,
+    convert_qk_weight,
+    rope_angle_gap,
+    rope_decay_bound,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -45,7 +50,7 @@ def test_sinusoidal_on_device(device):
             assert table.shape == (50, 7) and table.dtype == dtype
             with pe.fast.disabled():
                 on(device, pe.sinusoidal_encoding(50, 7, layout=layout, dtype=dtype, device=device))
-    on(device, pe.fast.sinusoidal_table(33, 8, device=device))
+    on(device, pe.fast.sinusoidal_table(33, 8, pe.sinusoidal_frequencies(8, device=device), device=device))
     on(device, pe.shift_matrix(2.5, 8, device=device))
     on(device, pe.interleaved_to_concatenated_permutation(9, device=device))
     on(device, pe.sinusoidal_dot_by_distance(torch.arange(5).to(device), 8))
@@ -283,7 +288,8 @@ def test_rope_variants_on_device(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_score_terms_on_device(device):
-    from posenc_lib.model import Block, TransformerConfig, additive_score_terms
+    from posenc_lib.analysis import additive_score_terms
+    from posenc_lib.model import Block, TransformerConfig
 
     block = Block(TransformerConfig(vocab_size=8, d_model=16, n_heads=2)).to(device)
     terms = additive_score_terms(block, randn(2, 5, 16, device=device), randn(5, 16, device=device))

@@ -8,6 +8,11 @@ when a faster path exists. Here each fast path is compared with the formula, run
 
 from __future__ import annotations
 
+import ast
+import inspect
+import subprocess
+import sys
+
 import mpmath
 import numpy as np
 import pytest
@@ -41,6 +46,36 @@ def test_disabled_turns_the_fast_paths_off_and_restores_them():
     with pytest.raises(RuntimeError), fast.disabled():
         raise RuntimeError("boom")
     assert fast.enabled()
+
+
+def test_fast_is_a_leaf_of_the_import_graph():
+    """posenc_lib.fast is handed θ, slopes and tables: it imports no formula module and reads no module's state."""
+    code = "import sys, posenc_lib.fast; print(*sorted(m for m in sys.modules if m.startswith('posenc_lib')))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["posenc_lib", "posenc_lib.fast"]  # a fresh process: nothing else of the package
+    source = inspect.getsource(fast)
+    tree = ast.parse(source)
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]  # also in bodies
+    modules = [alias.name for node in imports if isinstance(node, ast.Import) for alias in node.names]
+    modules += [("." * node.level) + (node.module or "") for node in imports if isinstance(node, ast.ImportFrom)]
+    assert modules and not [m for m in modules if m.startswith((".", "posenc_lib"))], modules
+    # no private state of a module: no _buffers lookups, no buffer names of RotaryEmbedding
+    names = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert "_buffers" not in names and not [text for text in strings if text.endswith("_cached")]
+
+
+def test_the_package_loads_its_names_on_first_use():
+    code = "import posenc_lib as pe, sys; print(pe.apply_rope.__module__, 'posenc_lib.analysis' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["posenc_lib.rope", "True"]
+    # a notebook's order: the package, then a submodule whose imports (`from . import fast`) pass through it
+    code = "import posenc_lib as pe; from posenc_lib.analysis import rope_decay_bound as f; print(pe.rope_decay_bound is f)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["True"]
+    assert set(pe.__all__) <= set(dir(pe)) and pe.rope_decay_bound.__module__ == "posenc_lib.analysis"
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        pe.no_such_name  # noqa: B018 (the attribute access is what is tested)
 
 
 # ---------------------------------------------------------------------------------------------- sinusoidal
@@ -203,28 +238,54 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
     """Small inputs (one decoding step) and large ones (a prefill) each have a fast path in the module."""
     rotary = pe.RotaryEmbedding(shape[-1], 512, layout=layout)
     x = torch.randn(shape)
+    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[7 : 7 + shape[-2]]
     with torch.no_grad():
-        assert fast.rotary(rotary, x, 7) is not None
-        assert fast.rotary_qk(rotary, x, x, 7) is not None
+        assert fast.rotary(x, rows, layout) is not None
+        assert fast.rotary_qk(x, x, rows, layout) is not None
+        assert fast.rotary(x, rows[:-1], layout) is None  # rows past the end of the table: the formula runs
         torch.testing.assert_close(rotary(x, offset=7), reference(lambda: rotary(x, offset=7)), atol=2e-6, rtol=0)
-    assert fast.rotary(rotary, x.requires_grad_(), 7) is None  # autograd: the formula runs
+    assert fast.rotary(x.requires_grad_(), rows, layout) is None  # autograd: the formula runs
 
 
-@pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_autograd_path_matches_and_has_the_right_gradient(layout):
-    torch.manual_seed(2)
-    x = torch.randn(3, 4, 20, 32)
-    rotary = pe.RotaryEmbedding(32, 64, layout=layout)
-    with torch.no_grad():
-        fast_out = rotary(x, offset=5)
-    x_grad = x.clone().requires_grad_()
-    slow = rotary(x_grad, offset=5)
-    torch.testing.assert_close(fast_out, slow.detach(), atol=1e-6, rtol=0)
-    slow.pow(2).sum().backward()  # a rotation keeps norms: d/dx |R x|^2 = 2 x
-    torch.testing.assert_close(x_grad.grad, 2 * x)
+@SETTINGS
+@given(**ROPE_INPUTS, start=st.integers(0, 60), few_calls=st.booleans())
+def test_half_table_paths_equal_the_formula(lead, seq_len, half, layout, kind, seed, start, few_calls, dtype):
+    """Both paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin], and four calls on its halves."""
+    gen = torch.Generator().manual_seed(seed)
+    q = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen), kind)
+    k = strided(torch.randn(seq_len, 2 * half, generator=gen), kind)
+    rotary = pe.RotaryEmbedding(2 * half, 128, layout=layout)
+    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[start : start + seq_len]
+    previous = fast._FEW_CALLS_NUMEL
+    try:
+        fast._FEW_CALLS_NUMEL = 1 << 40 if few_calls else 0  # every input takes the one path, or the other
+        with torch.no_grad():
+            q_out, k_out = fast.rotary_qk(q, k, rows, layout)
+            single = fast.rotary(q, rows, layout)
+    finally:
+        fast._FEW_CALLS_NUMEL = previous
+    formula_q, formula_k = (reference(lambda x=x: pe.apply_rope(x, offset=start, layout=layout)) for x in (q, k))
+    for ours, formula, x in ((q_out, formula_q, q), (single, formula_q, q), (k_out, formula_k, k)):
+        assert ours is not None and ours.shape == x.shape and ours.dtype == torch.float32
+        assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(torch.float32, x)
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi
+
+
+def test_float32_alibi_refuses_distances_past_two_to_the_24():
+    slopes = torch.ones(1, 1, 1)
+    assert fast.alibi_bias_compact(slopes, 2**24).shape == (1, 1, 2**24)  # the last exact distance
+    with pytest.raises(ValueError, match="k_len must be at most 16,777,216 in torch.float32"):
+        fast.alibi_bias(slopes, 1, 2**24 + 1, causal=True)
+    with pytest.raises(ValueError, match="k_len must be at most"):
+        fast.alibi_bias_compact(slopes, 2**24 + 1)
+    with pytest.raises(ValueError, match="slopes must be float32 or float64"):
+        fast.alibi_bias(slopes.half(), 1, 4, causal=False)
+    assert fast.alibi_applies(2**24, torch.float32) and not fast.alibi_applies(2**24 + 1, torch.float32)
+    assert fast.alibi_applies(2**24 + 1, torch.float64) and not fast.alibi_applies(4, torch.bfloat16)
+    # the public function takes the formula there: float64 distances, rounded once
+    assert float(pe.alibi_bias_compact(1, 2**24 + 1)[0, 0, 0]) == -(2**24) * 2**-8
 
 
 @SETTINGS

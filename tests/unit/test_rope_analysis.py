@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from posenc_lib.rope import (
-    apply_rope,
-    convert_qk_weight,
-    rope_angle_gap,
-    rope_decay_bound,
-    rope_frequencies,
-    wavelengths,
-)
+from posenc_lib.analysis import convert_qk_weight, rope_angle_gap, rope_decay_bound
+from posenc_lib.rope import apply_rope, rope_frequencies, wavelengths
 
 
 def test_wavelengths():

@@ -1,9 +1,10 @@
-"""posenc_lib.model.additive_score_terms: the four-term split of an additive encoding's scores."""
+"""posenc_lib.analysis.additive_score_terms: the four-term split of an additive encoding's scores."""
 
 import pytest
 import torch
 
-from posenc_lib.model import SCORE_TERMS, TransformerConfig, additive_score_terms, build_model
+from posenc_lib.analysis import SCORE_TERMS, additive_score_terms
+from posenc_lib.model import TransformerConfig, build_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
