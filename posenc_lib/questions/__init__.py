@@ -175,6 +175,11 @@ def _stable(value: float) -> float:
     return float(f"{value:.12g}")
 
 
+def label_prefix(chapter: str) -> str:
+    """The start of a chapter's labels: ``q-`` and the module name with hyphens (``long_context``: ``q-long-context-``)."""
+    return f"{LABEL_PREFIX}{chapter.replace('_', '-')}-"
+
+
 def chapters() -> list[str]:
     """The chapters that have questions (modules of this package)."""
     return sorted(module.name for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_"))
@@ -188,9 +193,10 @@ def bank(chapter: str) -> list[Question]:
     labels = [q.label for q in questions]
     if len(set(labels)) != len(labels):
         raise ValueError(f"{chapter}: question labels must be unique, got {labels}")
+    prefix = label_prefix(chapter)
     for question in questions:
-        if not question.label.startswith(f"{LABEL_PREFIX}{chapter}-"):
-            raise ValueError(f"{chapter}: labels must start with 'q-{chapter}-', got {question.label!r}")
+        if not question.label.startswith(prefix):
+            raise ValueError(f"{chapter}: labels must start with {prefix!r}, got {question.label!r}")
         question.check()
     return questions
 
