@@ -20,7 +20,7 @@ BASE = 10000.0
 def questions() -> list[Question]:
     d = 64
     theta = sinusoidal_frequencies(d)  # (d/2,): θ_ℓ = B^(-2ℓ/d), float64
-    column = 40  # columns 40 and 41 are pair 20
+    column = 20  # columns 20 and 21 are pair 10
     wide = 512
     longest = wavelengths(sinusoidal_frequencies(wide))[-1].item()
     peak = sinusoidal_dot_by_distance(torch.tensor([0]), d)[0].item()
@@ -38,11 +38,11 @@ def questions() -> list[Question]:
             answer=lambda: theta[column // 2].item(),
             explanation=f"Columns {column} and {column + 1} are pair ℓ = {column // 2}: θ_ℓ = B^(-2ℓ/d) = "
             f"10000^(-{column}/{d}) = {theta[column // 2]:.4g}. A sine and its cosine partner share one frequency.",
-            hint="Which pair ℓ owns column 40?",
+            hint=f"Which pair ℓ owns column {column}?",
             wrong=(
                 Wrong(
                     lambda: BASE ** (-2 * column / d),
-                    "That puts the column index c = 40 where the pair index goes, 10000^(-2c/d): the common mix-up "
+                    f"That puts the column index c = {column} where the pair index goes, 10000^(-2c/d): the common mix-up "
                     "that doubles every exponent.",
                 ),
                 Wrong(lambda: BASE ** (-(column // 2) / d), "The exponent is 2ℓ/d, not ℓ/d."),
@@ -94,7 +94,7 @@ def questions() -> list[Question]:
             ),
             correct=1,
             verify=lambda: 1 if gap > 1 and shifted < 1e-12 else 0,
-            explanation=f"|PE(3) + PE(5) - PE(8)| = {gap:.2f}, while M_5 PE(3) equals PE(8) to within 1e-12.",
+            explanation=f"|PE(3) + PE(5) - PE(8)| = {gap:.2f}, while M_5 PE(3) equals PE(8) up to float64 rounding.",
         ),
         Choice(
             label="q-sinusoidal-layout",
