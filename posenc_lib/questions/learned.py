@@ -17,15 +17,18 @@ BERT_POSITIONS = 512
 
 
 def _last_position(max_len: int) -> int:
-    """The largest position a table of ``max_len`` rows serves, found by asking it for longer sequences."""
+    """The largest position a table of ``max_len`` rows serves: the longest sequence it accepts, minus one."""
     table = LearnedPositionalEmbedding(4, max_len)
-    seq_len = 1
-    while True:
+
+    def accepts(seq_len: int) -> bool:
         try:
-            table(torch.zeros(1, seq_len + 1, 4))
+            table(torch.zeros(1, seq_len, 4))
         except ValueError:
-            return seq_len - 1  # positions 0 .. seq_len - 1
-        seq_len += 1 if seq_len >= max_len - 2 else max_len - 2
+            return False
+        return True
+
+    longest = next(seq_len for seq_len in range(1, 2 * max_len + 2) if not accepts(seq_len + 1))
+    return longest - 1  # positions 0 .. longest - 1
 
 
 def _error_of_overflow(max_len: int) -> tuple[str, str]:
