@@ -10,8 +10,9 @@ import math
 
 import torch
 
+from ..analysis import sinusoidal_dot_by_distance
 from ..rope import wavelengths
-from ..sinusoidal import shift_matrix, sinusoidal_dot_by_distance, sinusoidal_encoding, sinusoidal_frequencies
+from ..sinusoidal import shift_matrix, sinusoidal_encoding, sinusoidal_frequencies
 from . import Choice, Numeric, Option, Question, Wrong
 
 BASE = 10000.0

@@ -20,18 +20,23 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import tasks, training
-from posenc_lib.alibi import alibi_attention_span, alibi_weights_by_distance
+from posenc_lib.analysis import (
+    additive_score_terms,
+    alibi_attention_span,
+    alibi_weights_by_distance,
+    convert_qk_weight,
+    rope_angle_gap,
+    rope_decay_bound,
+)
 from posenc_lib.model import (
     Block,
     TinyTransformer,
     TransformerConfig,
-    additive_score_terms,
     build_model,
     count_parameters,
     merge_heads,
     split_heads,
 )
-from posenc_lib.rope import convert_qk_weight, rope_angle_gap, rope_decay_bound
 
 LIBRARY = pathlib.Path(pe.__file__).resolve().parent
 
