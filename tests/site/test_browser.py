@@ -134,7 +134,9 @@ def test_images_have_real_alt_text(reports):
 # measured on 2026-12-02 plus some headroom (the measurement is in the comment): raise one only with a
 # reason written next to it. Lighthouse's performance score, a timing, is reported by `make audit` and CI.
 PAGE_BUDGET_KIB = {
-    "html": 64,  # 50.4 (chapter 12): a chapter's text, code and outputs
+    # 66.0 (chapter 12): a chapter's text, code and outputs; chapter 12 also embeds the stored accuracy
+    # curves its explorable draws (was 50.4 before the explorables and questions)
+    "html": 76,
     "css": 34,  # 29.9: the page's purged bundle
     "js": 80,  # 69.7 (the search page and its index); 42.9 on a chapter, 59 with the explorables' script
     "font": 84,  # 73.9 (the appendix): the KaTeX faces a page uses; 115 before the GitHub glyph went
