@@ -9,10 +9,13 @@ where position enters:
 - ``"rope"``: ``model.rope``, one :class:`~posenc_lib.RotaryEmbedding` shared by
   all blocks, rotates queries and keys inside *every* attention layer;
 - ``"alibi"``: ``alibi_bias`` is added to the scores inside every attention layer
-  (the causal form in the decoder, the symmetric ``-m_h |i - j|`` form in the encoder).
+  (the causal form in the decoder, the symmetric ``-m_h |i - j|`` form in the encoder);
+- ``"t5"``: ``model.relative_bias``, one :class:`~posenc_lib.T5RelativeBias` (a learned
+  scalar per head and distance bucket, T5's default 32 buckets up to distance 128) shared by
+  all blocks, as T5 shares it across a stack, is added to the scores in every layer.
 
 The blocks themselves hold no positional state: the model hands each block the
-rotation (``rope``), the score bias (``bias``) and the position of the first
+rotation (``rope``), the score bias (``bias``: ALiBi's or T5's) and the position of the first
 token (``offset``). So the blocks have the same parameters, with the same names,
 under every scheme, :meth:`TinyTransformer.with_scheme` can run the very same
 weights under another scheme, and replacing ``model.rope`` (e.g. by a
@@ -54,12 +57,13 @@ from ._checks import (
 from .alibi import alibi_bias
 from .attention import attention
 from .learned import LearnedPositionalEmbedding
+from .relative import T5RelativeBias
 from .rope import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionalEncoding
 
-SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
+SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 ADDED_TO_INPUT = ("sinusoidal", "learned")  # a vector added to the token vectors, once
-INSIDE_ATTENTION = ("rope", "alibi")  # acts on queries/keys or scores, in every layer
+INSIDE_ATTENTION = ("rope", "alibi", "t5")  # acts on queries/keys or scores, in every layer
 
 # what Block.trace records, in the order it is computed
 TRACE_STAGES = ("x", "q_proj", "k_proj", "v", "q", "k", "scores", "weights", "attn_out", "out")
@@ -71,7 +75,8 @@ class TransformerConfig:
 
     Args:
         vocab_size: number of token ids ``0 .. vocab_size - 1``.
-        scheme: one of :data:`SCHEMES`: ``"none"``, ``"sinusoidal"``, ``"learned"``, ``"rope"``, ``"alibi"``.
+        scheme: one of :data:`SCHEMES`: ``"none"``, ``"sinusoidal"``, ``"learned"``, ``"rope"``, ``"alibi"``,
+            ``"t5"``.
         causal: ``False`` for the pooled bidirectional encoder, ``True`` for the causal decoder.
         n_outputs: classes of the encoder, or outputs per position of the decoder
             (``None``: ``vocab_size``).
@@ -269,7 +274,9 @@ def _check_sizes(config: TransformerConfig) -> None:
     """Refuse, before allocating, a configuration whose weights exceed the size budget (MAX_TENSOR_BYTES)."""
     d, d_ff = config.d_model, config.d_ff
     per_block = 4 * d * d + 2 * d * d_ff + d_ff + 9 * d  # projections, MLP, two LayerNorms (biases included)
+    t5_table = 32 * config.n_heads  # T5RelativeBias's default buckets, only under scheme "t5" (counted always)
     total = (config.vocab_size + config.max_len + config.outputs + 2) * d + config.outputs + config.n_layers * per_block
+    total += t5_table
     sizes = (
         f"vocab_size={config.vocab_size}, d_model={d}, n_layers={config.n_layers}, d_ff={d_ff}, "
         f"max_len={config.max_len} and n_outputs={config.outputs}"
@@ -277,15 +284,19 @@ def _check_sizes(config: TransformerConfig) -> None:
     check_fits(sizes, (total,), torch.float32, check_device(None))
 
 
-def _position_modules(config: TransformerConfig) -> tuple[nn.Module | None, RotaryEmbedding | None]:
-    """The module that adds position vectors to the input (or None) and the shared RoPE (or None)."""
+def _position_modules(
+    config: TransformerConfig,
+) -> tuple[nn.Module | None, RotaryEmbedding | None, T5RelativeBias | None]:
+    """The module that adds position vectors to the input, the shared RoPE and the shared T5 bias (each or None)."""
     if config.scheme == "sinusoidal":
-        return SinusoidalPositionalEncoding(config.d_model, config.max_len), None
+        return SinusoidalPositionalEncoding(config.d_model, config.max_len), None, None
     if config.scheme == "learned":
-        return LearnedPositionalEmbedding(config.d_model, config.max_len), None
+        return LearnedPositionalEmbedding(config.d_model, config.max_len), None, None
     if config.scheme == "rope":
-        return None, RotaryEmbedding(config.head_dim, config.max_len)
-    return None, None
+        return None, RotaryEmbedding(config.head_dim, config.max_len), None
+    if config.scheme == "t5":
+        return None, None, T5RelativeBias(config.n_heads, bidirectional=not config.causal)
+    return None, None, None
 
 
 class TinyTransformer(nn.Module):
@@ -297,6 +308,7 @@ class TinyTransformer(nn.Module):
             (``SinusoidalPositionalEncoding`` or ``LearnedPositionalEmbedding``), else ``None``.
         rope: the ``RotaryEmbedding`` every block uses (scheme ``"rope"``), else ``None``.
             Assigning another ``RotaryEmbedding(d_h, ...)`` changes the frequencies used from then on.
+        relative_bias: the ``T5RelativeBias`` every block adds to its scores (scheme ``"t5"``), else ``None``.
         blocks: the ``n_layers`` :class:`Block` modules; ``ln_final``; ``head``.
 
     ``model(tokens, *, offset=0, window=None, clamp_positions=False)``: ``tokens`` is an
@@ -317,7 +329,7 @@ class TinyTransformer(nn.Module):
         _check_sizes(config)
         self.config = config
         self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)  # N(0, 1) init, like the sin/cos scale
-        self.position, self.rope = _position_modules(config)
+        self.position, self.rope, self.relative_bias = _position_modules(config)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.ln_final = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.outputs)
@@ -377,11 +389,13 @@ class TinyTransformer(nn.Module):
             return self.position(x, offset=offset)
         return x
 
-    def _alibi(self, s: int, x: torch.Tensor) -> torch.Tensor | None:
-        if self.config.scheme != "alibi":
-            return None
-        # (n_h, s, s)
-        return alibi_bias(self.config.n_heads, s, causal=self.config.causal, dtype=x.dtype, device=x.device)
+    def _score_bias(self, s: int, x: torch.Tensor) -> torch.Tensor | None:
+        """What every block adds to its scores, ``(n_h, s, s)``: ALiBi's fixed bias, T5's learned one, or None."""
+        if self.config.scheme == "alibi":
+            return alibi_bias(self.config.n_heads, s, causal=self.config.causal, dtype=x.dtype, device=x.device)
+        if self.relative_bias is not None:
+            return self.relative_bias(s).to(x.dtype)
+        return None
 
     # --- running -------------------------------------------------------------------------------
 
@@ -389,7 +403,7 @@ class TinyTransformer(nn.Module):
         tokens = self._check_tokens(tokens)
         offset, window, clamp_positions = self._check_position_args(offset, window, clamp_positions)
         x = self._embed(tokens, offset, clamp_positions)  # (b, s, d)
-        bias = self._alibi(tokens.shape[1], x)
+        bias = self._score_bias(tokens.shape[1], x)
         for block in self.blocks:
             if traces is None:
                 x = block(x, rope=self.rope, bias=bias, offset=offset, window=window)
@@ -440,13 +454,14 @@ class TinyTransformer(nn.Module):
         other.token_embedding = self.token_embedding
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            other.position, other.rope = _position_modules(config)
+            other.position, other.rope, other.relative_bias = _position_modules(config)
         weight = self.token_embedding.weight
-        for module in (other.position, other.rope):
+        for module in (other.position, other.rope, other.relative_bias):
             if module is not None:
                 module.to(device=weight.device)
-        if isinstance(other.position, LearnedPositionalEmbedding):
-            other.position.to(dtype=weight.dtype)  # a trainable table in the precision of the other weights
+        for table in (other.position, other.relative_bias):
+            if isinstance(table, LearnedPositionalEmbedding | T5RelativeBias):
+                table.to(dtype=weight.dtype)  # a trainable table in the precision of the other weights
         other.blocks, other.ln_final, other.head = self.blocks, self.ln_final, self.head
         other.train(self.training)
         return other

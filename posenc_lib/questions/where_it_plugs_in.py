@@ -9,10 +9,11 @@ from __future__ import annotations
 import torch
 
 from ..learned import LearnedPositionalEmbedding
-from ..model import SCHEMES, TRACE_STAGES, TransformerConfig, build_model, count_parameters
+from ..model import TRACE_STAGES, TransformerConfig, build_model, count_parameters
 from . import Choice, Numeric, Option, Question, Wrong
 
 SHIFT = 100  # positions added to every token in the shift question
+SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")  # chapter 9's five (not T5)
 STAGE_NAMES = {"x": "the input x", "q": "the queries q (and the keys k)", "scores": "the scores"}
 
 

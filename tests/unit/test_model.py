@@ -106,15 +106,39 @@ def test_forward_equals_the_traced_run(scheme):
 
 def test_only_the_chosen_scheme_has_position_modules():
     expected = {
-        "none": (type(None), type(None)),
-        "sinusoidal": (pe.SinusoidalPositionalEncoding, type(None)),
-        "learned": (pe.LearnedPositionalEmbedding, type(None)),
-        "rope": (type(None), pe.RotaryEmbedding),
-        "alibi": (type(None), type(None)),
+        "none": (type(None), type(None), type(None)),
+        "sinusoidal": (pe.SinusoidalPositionalEncoding, type(None), type(None)),
+        "learned": (pe.LearnedPositionalEmbedding, type(None), type(None)),
+        "rope": (type(None), pe.RotaryEmbedding, type(None)),
+        "alibi": (type(None), type(None), type(None)),
+        "t5": (type(None), type(None), pe.T5RelativeBias),
     }
+    assert set(expected) == set(SCHEMES)
     for scheme in SCHEMES:
         model = encoder(scheme)
-        assert (type(model.position), type(model.rope)) == expected[scheme], scheme
+        assert (type(model.position), type(model.rope), type(model.relative_bias)) == expected[scheme], scheme
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_t5_adds_its_learned_bias_to_every_block(causal):
+    """The t5 model is the NoPE model plus T5RelativeBias(s) in every block's scores, one table for all blocks."""
+    config = TransformerConfig(vocab_size=VOCAB, scheme="t5", causal=causal, **SMALL)
+    model = build_model(config, seed=0)
+    assert model.relative_bias.bidirectional is not causal
+    with torch.no_grad():
+        model.relative_bias.table.weight.normal_(generator=torch.Generator().manual_seed(1))
+    tokens = torch.randint(0, VOCAB, (2, 9), generator=torch.Generator().manual_seed(2))
+    bias = model.relative_bias(9)  # (n_h, s, s)
+    x = model.embed(tokens)
+    for block in model.blocks:
+        x = block(x, bias=bias)
+    with torch.no_grad():
+        torch.testing.assert_close(model.hidden_states(tokens), model.ln_final(x))
+        nope = model.with_scheme("none")
+        assert (model(tokens) - nope(tokens)).abs().max() > 1e-3  # the bias changes the output
+    model(tokens).sum().backward()
+    grad = model.relative_bias.table.weight.grad
+    assert grad is not None and grad.abs().sum() > 0  # the table trains
 
 
 def test_only_the_learned_table_adds_parameters():
@@ -231,11 +255,14 @@ def test_rope_offset_is_the_position_of_the_first_token():
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_scheme_changes_the_output(scheme):
-    """Same weights except the positional part: the output differs from `none` unless the scheme is `none`."""
+    """Same weights except the positional part: the output differs from `none` unless the scheme is `none`.
+
+    T5's table starts at zero (no preference until training shapes it), so an untrained t5 model is NoPE.
+    """
     tokens = random_tokens(2, 9)
     models = same_weights()
     different = not torch.allclose(models["none"](tokens), models[scheme](tokens), atol=1e-6)
-    assert different == (scheme != "none")
+    assert different == (scheme not in ("none", "t5"))
 
 
 def test_with_scheme_shares_the_weights_themselves():
