@@ -412,9 +412,27 @@ def _rotate_rows(
         return torch.addcmul(
             x * cos_full, x.roll(half, dims=-1), sin_signed
         )  # (..., s, d_h)
-    # the half-size cos and sin inside the table, (s, d_h/2) each
-    cos, sin = rows[:, 0, :half], rows[:, 1, half:]
-    return _rotate_into_buffer(x, cos, sin, layout)
+    # [cos | cos] (s, d_h) and the half-size sin (s, d_h/2), inside the table
+    return _rotate_half(x, rows[:, 0], rows[:, 1, half:])
+
+
+def _rotate_half(
+    x: torch.Tensor, cos_full: torch.Tensor, sin: torch.Tensor
+) -> torch.Tensor:
+    """The half-split rotation in three passes, ``(..., s, d_h)``.
+
+    ``out = x * [cos | cos]`` in one pass over whole rows, then
+    ``out[:d_h/2] -= b sin`` and ``out[d_h/2:] += a sin`` over half-rows:
+    (a cos - b sin, b cos + a sin), with ``a, b`` the halves of ``x``.
+    ``cos_full``: ``(s, d_h)``; ``sin``: ``(s, d_h/2)``.
+    """
+    first, second = x.chunk(2, dim=-1)  # each (..., s, d_h/2)
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    torch.mul(x, cos_full, out=out)
+    out_first, out_second = out.chunk(2, dim=-1)
+    out_first.addcmul_(second, sin, value=-1)
+    out_second.addcmul_(first, sin)
+    return out
 
 
 # -------------------------------------------------------------------- ALiBi
