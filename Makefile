@@ -15,15 +15,22 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-session test-units test-fast test-portability screenshots lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-nbval test-book test-site test-nbgrader test-fast test-portability screenshots lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
 	@echo "make help      - this list"
 	@echo "make book      - set up .venv if needed, execute every notebook, build the website into _build/html"
-	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, the browser"
-	@echo "                 checks and page budgets of the website, Lighthouse on three pages (four runs, no timing"
-	@echo "                 asserted), nbgrader on every chapter"
+	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, nbgrader on"
+	@echo "                 every chapter, the browser checks and page budgets of the website, Lighthouse on three"
+	@echo "                 pages (four runs, no timing asserted)"
+	@echo "  its steps, each runnable alone, in order:"
+	@echo "  make test-lint   - ruff and mypy (make lint)"
+	@echo "  make test-units  - every test that needs no notebook kernel, website, nbgrader or npm"
+	@echo "  make test-nbval  - every chapter under nbval; keeps the runs in test-artifacts/executed"
+	@echo "  make test-book   - the strict website build, from nbval's runs where there are any"
+	@echo "  make test-nbgrader - generate_assignment and autograde on every chapter"
+	@echo "  make test-site   - the website's checks (builds it first if no test-book build is there)"
 	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
 	@echo "make test-portability - nbval on every chapter on the other numeric code paths a CPU can take (CI runs it too)"
 	@echo "make screenshots - build the website and write a screenshot of every page at 1366 and 390 px to test-artifacts/screenshots"
@@ -34,8 +41,6 @@ help:
 	@echo "make experiments - re-train chapter 12's models and rewrite book/data/experiments.json"
 	@echo "make student   - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
 	@echo "make bench     - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
-	@echo "make test-session - the notebooks and the website: nbval, the book build, browser checks, Lighthouse, nbgrader"
-	@echo "make test-units - every other test (the part of make test that needs no npm)"
 	@echo "make venv      - set up .venv (torch and the pinned packages of requirements*.txt and constraints.txt)"
 	@echo "make assets    - install the website's build tools from npm (package-lock.json) into node_modules/"
 	@echo "make prerequisites - check for Python 3.11+, venv, Node.js 18+, npm and Chromium; prerequisites-python: Python only"
@@ -81,6 +86,7 @@ assets: prerequisites
 
 # executes every notebook (_config.yml: execute_notebooks: force); a notebook that raises fails the build
 book: prerequisites $(STAMP) assets
+	rm -f _build/build-info.json
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo
 	@echo "The website is in $(abspath _build/html); open $(abspath _build/html/index.html)"
@@ -90,23 +96,52 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
 
-# Three jobs side by side on 2 cores (make -j3 --output-sync: each job's report is printed whole when it
-# ends): lint; the session of the notebooks and the website (test-session: nbval executes each notebook
-# once, first, with the nbgrader test cells after their answers; the website is built from that run's
-# outputs and nbgrader grades the solutions from it; nbgrader's round trip executes every chapter's
-# release in the background from the start; tests/conftest.py); and every other test (test-units).
-# The environment (uv, about 15 s) and `npm ci` (about 30 s) start side by side; lint and test-units
-# need only the environment, so they start while npm is still installing; test-session needs both.
+# `make test` is six steps, each a target of its own that can be run, timed and debugged alone: lint, unit
+# tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
+# round trip. Within `make test` the steps that need another's output wait for it (the rules under
+# `ifdef IN_MAKE_TEST`) and make runs two at a time, in this order where it can: nbval and npm ci first,
+# then lint and the unit tests beside nbval, the website beside them, its checks beside nbgrader. Each step
+# prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
+TEST_STEPS := test-nbval assets test-lint test-units test-book test-nbgrader test-site
 test: prerequisites
-	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-session test-units
+	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
+	@echo "make test: every step passed"
 
-# (npm: the few other tests that read node_modules, which test-units, started before npm ci ends, must not)
-SESSION_TESTS := nbval or book or nbgrader or npm
-test-session: $(STAMP) assets
-	$(BIN)/python -m pytest --nbval --nbval-current-env -m "$(SESSION_TESTS)" tests book
+ifdef IN_MAKE_TEST
+test-book test-nbgrader: test-nbval
+test-site: test-book
+endif
 
+# $(call step,command): run one step's command, then print its name, its time and whether it failed
+step = @echo "== $@"; start=$$(date +%s); $(1); status=$$?; \
+	echo "== $@: $$(( $$(date +%s) - start )) s$$([ $$status = 0 ] || echo ', FAILED')"; exit $$status
+
+# tests that read the website, the nbgrader round trip or node_modules run in the steps that make them
+UNIT_TESTS := not (book or nbgrader or npm)
+
+test-lint: $(STAMP)
+	$(call step,$(MAKE) --no-print-directory lint)
+
+# every test of the library, the exercises' checkers, the tools and the experiments' code
 test-units: $(STAMP)
-	$(BIN)/python -m pytest -m "not ($(SESSION_TESTS))" tests
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "$(UNIT_TESTS)" tests)
+
+# every chapter under nbval; tests/nbval_record.py keeps each run for the website and nbgrader
+# (test-artifacts/executed) and runs each chapter's nbgrader test cells after their answers
+test-nbval: $(STAMP)
+	$(call step,$(BIN)/python -m pytest -q --nbval --nbval-current-env -p nbval_record book)
+
+# the website, strictly (`make book`'s settings), rendering nbval's runs and executing only what nbval did not run
+test-book: $(STAMP) assets
+	$(call step,$(BIN)/python tools/book_build.py)
+
+# the website's checks: build, pages, browser (Playwright + Chromium), page budgets, explorables, Lighthouse
+test-site: $(STAMP) assets
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" tests)
+
+# generate_assignment and autograde on every chapter; the solutions graded are nbval's runs
+test-nbgrader: $(STAMP)
+	$(call step,$(BIN)/python -m pytest -q -m nbgrader tests)
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
 # served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json
@@ -119,7 +154,7 @@ screenshots: book
 
 # the library's unit tests: the tests not marked `slow` (pyproject.toml); no notebook, npm or browser
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" tests
+	$(BIN)/python -m pytest -m "not slow and $(UNIT_TESTS)" tests
 
 # Every chapter under nbval on the numeric code paths another machine may take: MKL's vendor-independent
 # kernels (MKL picks other kernels on Intel and AMD), PyTorch's non-vectorised CPU kernels, one thread.

@@ -9,8 +9,8 @@ exercises are shown to fail by the checkers' unit tests, and the guard that swit
 shown to restore it.)
 
 ``grade_solutions()`` then autogrades the ``solutions``: the source notebook, with the solutions. Where
-this session's nbval ran the chapter, it also ran the chapter's locked test cells, each right after
-its answer (tests/conftest.py), so that run is a run of the source notebook: nbgrader grades its
+`make test-nbval` ran the chapter, it also ran the chapter's locked test cells, each right after
+its answer (tests/nbval_record.py), so that run is a run of the source notebook: nbgrader grades its
 outputs as they are (``--Execute.enabled=False``) instead of executing the chapter a second time.
 Otherwise nbgrader executes the solutions itself. Beside them, a ``broken`` copy of one chapter's
 graded notebook, with one test cell's output replaced by an error, shows that such grading can fail.
@@ -190,7 +190,7 @@ def solutions_notebook(chapter, executed: nbformat.NotebookNode, tests: dict[str
 
 def grade_solutions(course: Course, runs: dict[str, tuple[nbformat.NotebookNode, dict[str, list]]]) -> None:
     """Autograde the solutions of every chapter (see the module's docstring). ``runs``: chapter stem -> (the
-    book notebook with the outputs of this session's nbval run, the outputs of the test cells nbval ran).
+    book notebook with the outputs of nbval's run, the outputs of the test cells nbval ran; tests/nbval_record.py).
     A course folder whose chapters all have a run is graded without executing anything; any other
     folder's solutions are executed by nbgrader."""
     start = time.perf_counter()

@@ -5,7 +5,7 @@ scores the solutions every autograded point and the release 0 autograded points,
 chapter with an exercise asking for code posenc_lib has, with each such answer written as a call of
 that library code (the checkers switch it off, so the call fails). The release is the student edition
 plus the locked test cells, outputs of the teaching cells included. The solutions graded are the run
-of this session's nbval where there is one (it runs the test cells too, tests/conftest.py); grading
+of `make test-nbval` where there is one (it runs the test cells too, tests/nbval_record.py); grading
 that run is shown to take the points of a test cell whose output is an error.
 """
 
@@ -19,16 +19,16 @@ import pytest
 
 from _nbgrader_course import BROKEN, LIBRARY_ANSWERS, STUDENTS, is_test_cell, library_answer, ms
 from book_files import ROOT, toc_chapters
-from conftest import nbval_runs_for_grading
+from nbval_record import executed_runs
 
-pytestmark = pytest.mark.slow  # generate_assignment and autograde on every chapter: minutes
+pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]  # generate_assignment and autograde on every chapter: minutes
 
 CHAPTERS = [path.stem for path, _ in toc_chapters()]
 
 
 @pytest.fixture(scope="module")
 def graded(nbgrader_course):
-    """The round trip (started in the background when the session starts, see tests/conftest.py)."""
+    """The round trip (tests/conftest.py)."""
     print(f"\nnbgrader round trip: {nbgrader_course.seconds:.0f} s for generate_assignment + autograde")
     write_score_table(nbgrader_course, ROOT / "test-artifacts" / "nbgrader-scores.md")
     return nbgrader_course
@@ -63,7 +63,7 @@ def test_every_chapter_was_released_and_graded(graded):
 
 def test_the_solutions_graded_are_nbvals_run_where_the_session_ran_every_chapter(graded):
     """nbval ran each chapter with its test cells after the answers: nbgrader graded that run, not a second one."""
-    runs = nbval_runs_for_grading()
+    runs = executed_runs()
     if set(runs) >= set(CHAPTERS):
         assert sorted(graded.from_nbval) == sorted(CHAPTERS)
     else:  # a course folder with a chapter nbval did not run through is executed by nbgrader

@@ -515,6 +515,7 @@ def test_no_output_of_a_solution_cell_is_in_the_student_edition(path, book_editi
 
 
 @pytest.mark.slow
+@pytest.mark.nbgrader
 @pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.name)
 def test_the_student_notebook_runs_up_to_each_stub(path, nbgrader_course):
     problems = execution_problems(nbgrader_course.executed(path.stem, nbgrader_course.released(path.stem)))

@@ -1,0 +1,56 @@
+"""`make test` is plain steps: each a make target that runs alone, in order within `make test`; conftest holds fixtures."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+
+import pytest
+
+from book_files import ROOT
+
+STEPS = ("test-lint", "test-units", "test-nbval", "test-book", "test-site", "test-nbgrader")
+# what each step runs (its command in `make -n`)
+COMMAND = {
+    "test-lint": "ruff check",
+    "test-units": '-m "not (book or nbgrader or npm)" tests',
+    "test-nbval": "pytest -q --nbval --nbval-current-env -p nbval_record book",
+    "test-book": "tools/book_build.py",
+    "test-site": '-m "book or npm" tests',
+    "test-nbgrader": "pytest -q -m nbgrader tests",
+}
+
+
+def dry_run(*arguments: str) -> list[str]:
+    """The steps `make -n` would run, in its order (the STAMP and npm set-up left out)."""
+    out = subprocess.run(["make", "-n", *arguments], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [step for line in out.splitlines() for step, command in COMMAND.items() if command in line]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_each_step_runs_alone_and_prints_its_name_and_time(step):
+    assert dry_run(step) == [step]
+    out = subprocess.run(["make", "-n", step], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert f'echo "== {step}"' in out and f'echo "== {step}: $(( $(date +%s) - start )) s' in out
+
+
+def test_make_test_runs_every_step_once():
+    assert sorted(dry_run("test")) == sorted(STEPS)
+
+
+def test_within_make_test_a_step_waits_for_the_steps_it_reads():
+    # asked for the last steps only, make runs what they read first: nbval's runs, then the website
+    order = dry_run("IN_MAKE_TEST=1", "test-site", "test-nbgrader")
+    assert order[:2] == ["test-nbval", "test-book"] and sorted(order[2:]) == ["test-nbgrader", "test-site"]
+
+
+def test_conftest_holds_fixtures_only():
+    """No hooks, no scheduling: every function at the top of tests/conftest.py is a pytest fixture."""
+    tree = ast.parse((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert functions
+    for function in functions:
+        decorators = [ast.unparse(d) for d in function.decorator_list]
+        assert any(re.match(r"pytest\.fixture\b", d) for d in decorators), function.name
+        assert not function.name.startswith("pytest_"), function.name
