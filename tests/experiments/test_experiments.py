@@ -282,12 +282,6 @@ LEGACY_CODE_FILES = [
     *("model.py", "training.py", "tasks.py", "attention.py", "alibi.py", "rope.py", "rope_scaling.py"),
     *("learned.py", "sinusoidal.py", "run_experiments.py", "context_extension.py"),
 ]
-STALE = (
-    "book/data/experiments.json was trained at 9c657a3; since then every file it digested but rope_scaling.py "
-    "changed (main: ruff format, bad-input checks, the tests' layout; this branch: fast.py as a leaf, analysis.py), "
-    "and its digest omitted fast.py, relative.py, _checks.py and _buffers.py: re-run `make experiments`, "
-    "then remove this mark"
-)
 
 
 def digest_of(names: list[str]) -> str:
@@ -322,7 +316,6 @@ def test_library_files_are_every_module_the_runs_compute_with():
     assert sorted(f"{name}.py" for name in seen) == sorted(script.LIBRARY_FILES)
 
 
-@pytest.mark.xfail(strict=True, reason=STALE)
 def test_the_results_were_computed_by_the_current_code(results):
     """code_digest recomputed over the files the results list (LEGACY_CODE_FILES before they listed them)."""
     recorded = results["provenance"]
