@@ -46,8 +46,13 @@ BROKEN = "broken"  # a solutions notebook with one test cell's output an error (
 # the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
 # tests/grading/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
 LIBRARY_ANSWERS = {
-    "my_sinusoidal": "return pe.sinusoidal_encoding(seq_len, d_model)",
-    "add_positions": "return pe.SinusoidalPositionalEncoding(d_model)(pe.embed_words(words, d_model), offset=first)",
+    "my_next_row": "return pe.shift_matrix(1, len(row)).numpy() @ row",
+    "add_positions": """real = [w for w in words if w != "<pad>"]
+out = torch.zeros(len(words), d_model)
+if real:
+    rows = pe.SinusoidalPositionalEncoding(d_model)(pe.embed_words(real, d_model), offset=first)
+    out[torch.tensor([w != "<pad>" for w in words])] = rows
+return out""",
     "my_shift_matrix": """order = pe.interleaved_to_concatenated_permutation(d_model)
 return pe.shift_matrix(delta, d_model)[order][:, order]  # the concatenated layout's M_delta""",
     "lookup_positions": """if (positions < 0).any():

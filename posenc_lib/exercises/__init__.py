@@ -2,7 +2,7 @@
 
 Each chapter's checkers live in their own module here and are re-exported below.
 A notebook calls a checker right after the student's cell, e.g.
-``check_sinusoidal(my_sinusoidal)``; it prints a verdict and returns a
+``check_next_row(my_next_row)``; it prints a verdict and returns a
 :class:`CheckResult` that is truthy only when the answer is right. How a checker is written
 (cases, diagnoses, the library code the answer must not call) is in ``_core``'s docstring.
 """
@@ -17,7 +17,7 @@ from .learned import check_position_lookup
 from .long_context import check_llama3_groups, check_ntk_frequencies
 from .relative_biases import check_t5_bucket, check_untrained_buckets
 from .rope import check_rope_half, check_rope_interleaved
-from .sinusoidal import check_shift_matrix, check_sinusoidal
+from .sinusoidal import check_next_row, check_shift_matrix
 from .where_it_plugs_in import check_rope_scores
 from .why_order_matters import check_is_equivariant
 
@@ -34,5 +34,5 @@ __all__ += ["check_alibi_slopes", "check_rope_half", "check_rope_interleaved"]
 __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_t5_bucket", "check_untrained_buckets"]
 __all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
-__all__ += ["check_add_positions", "check_position_lookup", "check_shift_matrix", "check_sinusoidal"]
+__all__ += ["check_add_positions", "check_next_row", "check_position_lookup", "check_shift_matrix"]
 __all__ += ["check_position_share"]

@@ -3,7 +3,9 @@
 - :func:`check_add_positions`: ``fn(words, d_model, first=0)`` returns the ``(s, d)`` input a
   Transformer's first block sees for a chunk of text whose first word sits at position
   ``first``: ``embed_words(words, d_model)`` plus the interleaved sinusoidal encoding of
-  positions ``first .. first + s - 1``. The answer may build the rows with
+  positions ``first .. first + s - 1``. A chunk padded on the left with :data:`PAD` tokens (a batch
+  of chunks of unequal lengths) gets a zero row for each pad, and its first real word still sits at
+  position ``first``: positions count real words only. The answer may build the rows with
   :func:`posenc_lib.sinusoidal_encoding` (the exercise asks for it); it runs with
   :class:`posenc_lib.SinusoidalPositionalEncoding` switched off, whose ``forward(x, offset)``
   computes the whole answer in one call.
@@ -23,9 +25,12 @@ from ..sinusoidal import SinusoidalPositionalEncoding, sinusoidal_encoding
 from ..toy import embed_words
 from ._core import Case, CheckResult, Diagnosis, check_function
 
+PAD = "<pad>"  # the padding token of the exercise: no word, no position
+
 ADD_HINT = (
     "row i must be embed_words(words, d_model)[i] plus the sinusoidal position vector of position "
-    "first + i: the rows first .. first + s - 1 of the table."
+    "first + i: the rows first .. first + s - 1 of the table; with pads on the left, a pad's row is zero "
+    "and the k-th real word gets position first + k."
 )
 
 
@@ -34,8 +39,24 @@ def _positions(seq_len: int, d_model: int, first: int) -> torch.Tensor:
 
 
 def reference_input(words: list[str], d_model: int, first: int = 0) -> torch.Tensor:
-    """``embed_words(words, d_model) + PE[first : first + s]``, shape ``(s, d)``."""
-    return embed_words(words, d_model) + _positions(len(words), d_model, first)
+    """``embed_words(real) + PE[first : first + len(real)]`` in the rows of the real words, zeros for pads: (s, d)."""
+    real = [word for word in words if word != PAD]
+    out = torch.zeros(len(words), d_model)
+    if real:
+        rows = torch.tensor([word != PAD for word in words])  # (s,) bool
+        out[rows] = embed_words(real, d_model) + _positions(len(real), d_model, first)
+    return out
+
+
+def _unpadded(wrong: Callable[[list[str], int, int], torch.Tensor]) -> Callable[..., torch.Tensor | None]:
+    """A wrong answer for chunks without pads only (``None`` on a padded chunk)."""
+    return lambda w, d, f: None if PAD in w else wrong(w, d, f)
+
+
+def _pads_counted(words: list[str], d_model: int, first: int) -> torch.Tensor:
+    """Pads zeroed, but the real words numbered from ``first`` over the whole chunk, pads included."""
+    rows = torch.tensor([word != PAD for word in words])[:, None]  # (s, 1)
+    return (embed_words(words, d_model) + _positions(len(words), d_model, first)) * rows
 
 
 def check_add_positions(fn: Callable[..., Any]) -> CheckResult:
@@ -47,6 +68,8 @@ def check_add_positions(fn: Callable[..., Any]) -> CheckResult:
         (sentence, 8, 6, "the next chunk of six words: positions 6 .. 11."),
         ("and then it slept".split(), 16, 37, "a chunk that starts at position 37."),
         (["cat"], 5, 1000, "one word at position 1000, odd width: a single row, its last column a sine."),
+        ([PAD, PAD, "the", "cat"], 8, 0, "left padding: two pads (zero rows), then 'the' at position 0."),
+        ([PAD, "it", "slept"], 6, 12, "a padded later chunk: a zero row, then positions 12 and 13."),
     ]
     cases = [
         Case(f"words={w}, d_model={d}, first={f}", (w, d, f), {}, reference_input(w, d, f), hint)
@@ -54,35 +77,47 @@ def check_add_positions(fn: Callable[..., Any]) -> CheckResult:
     ]
     diagnoses = [
         Diagnosis(
+            f"a {PAD!r} token is padding, not a word: its row must be zero, and positions count the real words "
+            "only, so the first real word sits at position first. You treated the pads as words.",
+            lambda w, d, f: embed_words(w, d) + _positions(len(w), d, f) if PAD in w else None,
+        ),
+        Diagnosis(
+            "the pads' rows are zero, but your positions count the pads too: the first real word must sit at "
+            "position first, as it would without padding (what position_ids built from the mask give).",
+            lambda w, d, f: _pads_counted(w, d, f) if PAD in w else None,
+        ),
+        Diagnosis(
             "every chunk restarts at position 0: the rows must be those of positions first, first + 1, ...; "
             "a later chunk that reuses positions 0, 1, ... tells the model it is at the start of the text.",
-            lambda w, d, f: embed_words(w, d) + _positions(len(w), d, 0) if f else None,
+            _unpadded(lambda w, d, f: embed_words(w, d) + _positions(len(w), d, 0) if f else None),
         ),
         Diagnosis(
             "off by one: the first word sits at position first itself (the first chunk starts with the row "
             "[0, 1, 0, 1, ...] of position 0), not at first + 1.",
-            lambda w, d, f: embed_words(w, d) + _positions(len(w), d, f + 1),
+            _unpadded(lambda w, d, f: embed_words(w, d) + _positions(len(w), d, f + 1)),
         ),
         Diagnosis(
             "every word got the same position vector PE(first): word i sits at position first + i.",
-            lambda w, d, f: embed_words(w, d) + _positions(1, d, f) if len(w) > 1 else None,
+            _unpadded(lambda w, d, f: embed_words(w, d) + _positions(1, d, f) if len(w) > 1 else None),
         ),
-        Diagnosis("these are the word vectors alone: add the position vectors.", lambda w, d, f: embed_words(w, d)),
+        Diagnosis(
+            "these are the word vectors alone: add the position vectors.", _unpadded(lambda w, d, f: embed_words(w, d))
+        ),
         Diagnosis(
             "these are the position vectors alone: add them to the word vectors.",
-            lambda w, d, f: _positions(len(w), d, f),
+            _unpadded(lambda w, d, f: _positions(len(w), d, f)),
         ),
         Diagnosis(
             "you concatenated [word | position] (2 * d_model columns); the Transformer adds them, keeping d_model.",
-            lambda w, d, f: torch.cat([embed_words(w, d), _positions(len(w), d, f)], dim=-1),
+            _unpadded(lambda w, d, f: torch.cat([embed_words(w, d), _positions(len(w), d, f)], dim=-1)),
         ),
         Diagnosis(
             "you multiplied the two; the position vector is added to the word vector.",
-            lambda w, d, f: embed_words(w, d) * _positions(len(w), d, f),
+            _unpadded(lambda w, d, f: embed_words(w, d) * _positions(len(w), d, f)),
         ),
     ]
     return check_function(
-        "Word + position vectors of a later chunk",
+        "Word + position vectors of a later, padded chunk",
         fn,
         cases,
         hint=ADD_HINT,

@@ -1,11 +1,12 @@
 """Checkers for the sinusoidal chapter's coding exercises.
 
-- :func:`check_sinusoidal`: ``fn(seq_len, d_model)`` returns the interleaved
-  sinusoidal table ``(s, d)`` (numpy or torch), for any ``d`` including odd.
 - :func:`check_shift_matrix`: ``fn(delta, d_model)`` returns the ``(d, d)`` matrix
   ``M_Δ`` with ``PE(p + Δ) = M_Δ @ PE(p)`` for every position ``p`` (even ``d``), in the
   *concatenated* layout (all sines, then all cosines) of tensor2tensor and fairseq; the
   chapter shows the interleaved one, so the answer is a step it does not show.
+- :func:`check_next_row`: ``fn(row)`` returns ``PE(p + 1)`` from the row ``PE(p)`` alone (even
+  ``d``, interleaved), without being told ``p``. The chapter prints the table's formula and
+  checks the shift identity, but never builds a row from the previous one.
 
 The references are computed here from the formulas, in float64; the student's answer runs with
 posenc_lib's sinusoidal table, frequencies and shift matrix switched off (see ``_core``).
@@ -26,9 +27,9 @@ from ..sinusoidal import (
     sinusoidal_encoding_loop,
     sinusoidal_frequencies,
 )
-from ._core import Case, CheckResult, Diagnosis, check_function
+from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
-# what the sinusoidal-table exercise asks the student to write (shift_matrix alone for the shift matrix)
+# what builds the table; the next-row exercise must not call it (shift_matrix alone for the shift matrix)
 TABLE_CODE = (
     sinusoidal_encoding,
     sinusoidal_frequencies,
@@ -69,74 +70,6 @@ def _table(
     table[:, 0::2] = first(even)
     table[:, 1::2] = second(odd)
     return table
-
-
-SINUSOIDAL_DIAGNOSES = [
-    Diagnosis(
-        "your exponent is off by one pair: pair l = 0 must have frequency 1 (wavelength 2*pi), i.e. "
-        "θ_l = 10000^(-2l/d) with l starting at 0, not 10000^(-2(l+1)/d).",
-        lambda s, d: _table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
-    ),
-    Diagnosis(
-        "the cosine column 2l+1 must use the SAME frequency as the sine column 2l: θ_l = 10000^(-2l/d). "
-        "You used the odd column's own index, 10000^(-(2l+1)/d).",
-        lambda s, d: _table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
-    ),
-    Diagnosis(
-        "you doubled the index: with c = 2l the column index, the exponent is c/d = 2l/d, not 2c/d = 4l/d "
-        "(writing 2i with i already the column index is the classic mix-up).",
-        lambda s, d: _table(s, d, exponent=lambda k, d: 4 * k / d),
-    ),
-    Diagnosis(
-        "sin and cos are swapped: even columns (0, 2, 4, ...) hold sin, odd columns hold cos. "
-        "Check position 0: it must be [0, 1, 0, 1, ...].",
-        lambda s, d: _table(s, d, swap=True),
-    ),
-    Diagnosis(
-        "these are the right numbers in the concatenated layout [all sines | all cosines]; "
-        "this exercise asks for the interleaved one: column 2l = sin, column 2l+1 = cos.",
-        lambda s, d: _table(s, d, concatenated=True),
-    ),
-    Diagnosis(
-        "positions start at 0, not 1: the first row is position 0.",
-        lambda s, d: _table(s, d, first_position=1),
-    ),
-    Diagnosis(
-        "for odd d_model the table still has d_model columns: the last one is a sine whose cosine partner "
-        "does not fit. You returned d_model + 1 columns.",
-        lambda s, d: _table(s, d + 1) if d % 2 else None,
-    ),
-    Diagnosis(
-        "the exponent's sign is flipped: θ_l = 10000^(-2l/d) shrinks with l (angle p / 10000^(2l/d)); "
-        "you multiplied p by 10000^(2l/d).",
-        lambda s, d: _table(s, d, exponent=lambda k, d: -2 * k / d),
-    ),
-]
-
-SINUSOIDAL_HINT = (
-    "row p, column 2l is sin(p * θ_l), column 2l+1 is cos(p * θ_l), θ_l = 10000^(-2l/d); "
-    "for odd d the last column is a sine."
-)
-
-
-def check_sinusoidal(fn: Callable[[int, int], Any]) -> CheckResult:
-    """Check ``fn(seq_len, d_model) -> (s, d)`` against the interleaved sinusoidal table (base 10000)."""
-    shapes = [
-        (8, 6, ""),
-        (50, 64, ""),
-        (1, 4, "seq_len = 1: a single row, position 0."),
-        (10, 7, "odd d_model: the last column is the sine of a pair whose cosine does not fit."),
-        (3, 1, "d_model = 1: a single column, sin(p * 1)."),
-    ]
-    cases = [Case(f"seq_len={s}, d_model={d}", (s, d), {}, _table(s, d), hint) for s, d, hint in shapes]
-    return check_function(
-        "Sinusoidal table from the formula",
-        fn,
-        cases,
-        hint=SINUSOIDAL_HINT,
-        diagnoses=SINUSOIDAL_DIAGNOSES,
-        forbidden=TABLE_CODE,
-    )
 
 
 def _theta(d_model: int, *, first_pair: int = 0) -> np.ndarray:
@@ -254,4 +187,92 @@ def check_shift_matrix(fn: Callable[[float, int], Any]) -> CheckResult:
         hint=SHIFT_HINT,
         diagnoses=SHIFT_DIAGNOSES,
         forbidden=[shift_matrix],
+    )
+
+
+# --- the next row from the row alone (the exercise of the design path) -------------------------------------
+
+
+def _rotate_pairs(row: np.ndarray, theta: np.ndarray, *, concatenated: bool = False) -> np.ndarray:
+    """``row`` (d,) with pair ``ℓ``, held as ``(sin a, cos a)``, turned to ``(sin(a + θ_ℓ), cos(a + θ_ℓ))``.
+
+    ``concatenated=True`` takes the pairs as columns ``(ℓ, d/2 + ℓ)`` (a wrong answer for the interleaved row).
+    """
+    half = len(row) // 2
+    sines, cosines = (row[:half], row[half:]) if concatenated else (row[0::2], row[1::2])  # (d/2,) each
+    c, s = np.cos(theta), np.sin(theta)  # (d/2,)
+    new_sines, new_cosines = sines * c + cosines * s, cosines * c - sines * s
+    out = np.empty_like(row)
+    if concatenated:
+        out[:half], out[half:] = new_sines, new_cosines
+    else:
+        out[0::2], out[1::2] = new_sines, new_cosines
+    return out
+
+
+NEXT_ROW_DIAGNOSES = [
+    Diagnosis(
+        "your function returns PE(p - 1): each pair turned backwards. With the pair (sin a, cos a) and b = θ_l, "
+        "sin(a + b) = sin a cos b + cos a sin b: the sine gains + cos a sin b.",
+        lambda row: _rotate_pairs(row, -_theta(len(row))),
+    ),
+    Diagnosis(
+        "you doubled the exponent: pair l (columns 2l and 2l+1) turns by θ_l = 10000^(-2l/d) per step, "
+        "not 10000^(-4l/d) (that is reading B of the index mix-up).",
+        lambda row: _rotate_pairs(row, BASE ** (-4.0 * np.arange(len(row) // 2) / len(row))) if len(row) > 2 else None,
+    ),
+    Diagnosis(
+        "every pair turns by its own angle θ_l = 10000^(-2l/d); you turned all of them by 1 radian.",
+        lambda row: _rotate_pairs(row, np.ones(len(row) // 2)) if len(row) > 2 else None,
+    ),
+    Diagnosis(
+        "you paired column l with column d/2 + l (the concatenated layout); in this row a pair is the "
+        "neighbouring columns 2l (sine) and 2l + 1 (cosine).",
+        lambda row: _rotate_pairs(row, _theta(len(row)), concatenated=True) if len(row) > 2 else None,
+    ),
+    Diagnosis(
+        "your function returns the row it was given: one step of position turns every pair by θ_l.",
+        lambda row: np.array(row, copy=True),
+    ),
+]
+
+NEXT_ROW_HINT = (
+    "the row holds, for each pair l, (sin(p θ_l), cos(p θ_l)) in columns 2l and 2l+1; the angle-addition "
+    "formulas with b = θ_l = 10000^(-2l/d) give (sin(p θ_l + b), cos(p θ_l + b)) from those two numbers "
+    "alone, without p."
+)
+
+
+def check_next_row(fn: Callable[[np.ndarray], Any]) -> CheckResult:
+    """Check ``fn(row) -> (d,)``: from one row ``PE(p)`` of the interleaved table (even ``d``), ``PE(p + 1)``.
+
+    ``fn`` is not told ``p``; the cases are rows at positions from 0 to 5,000 and widths from 2 to
+    64. The answer runs with posenc_lib's table, frequencies and shift matrix switched off.
+    """
+    positions = [
+        (0, 8, "position 0: the row [0, 1, 0, 1, ...]; the next one is PE(1)."),
+        (7, 8, ""),
+        (3, 2, "d_model = 2: one pair, which turns by 1 radian per step."),
+        (1000, 16, "a far position: the answer must not depend on knowing p."),
+        (5000, 64, ""),
+        (123, 64, ""),
+    ]
+    cases = [
+        Case(
+            f"PE({p}) with d_model={d}",
+            (_table(1, d, first_position=p)[0],),
+            {},
+            _table(1, d, first_position=p + 1)[0],
+            hint,
+        )
+        for p, d, hint in positions
+    ]
+    return check_function(
+        "The next row of the sinusoidal table",
+        fn,
+        cases,
+        hint=NEXT_ROW_HINT,
+        diagnoses=NEXT_ROW_DIAGNOSES,
+        compare=lambda got, expected: arrays_close(got, expected, atol=1e-6, rtol=0.0),  # float32 passes
+        forbidden=[*TABLE_CODE, shift_matrix],
     )

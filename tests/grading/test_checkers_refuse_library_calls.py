@@ -20,7 +20,7 @@ from posenc_lib import exercises as ex
 # --- false passes: one-line calls of the library the exercise asks the student to write ---------------------
 
 LIBRARY_CALLS = {
-    "check_sinusoidal": lambda s, d: pe.sinusoidal_encoding(s, d),
+    "check_next_row": lambda row: pe.shift_matrix(1, len(row)).numpy() @ row,
     "check_shift_matrix": lambda k, d: pe.shift_matrix(k, d),
     "check_rope_half": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base),
     "check_rope_interleaved": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base, layout="interleaved"),
@@ -170,7 +170,10 @@ LIBRARY_ANSWERS = {
     "check_alibi_slopes": (pe.alibi_slopes, "posenc_lib.alibi_slopes"),
     "check_t5_bucket": (pe.t5_relative_position_bucket, "posenc_lib.t5_relative_position_bucket"),
     "check_shift_matrix": (pe.shift_matrix, "posenc_lib.shift_matrix"),
-    "check_sinusoidal": (pe.sinusoidal_encoding, "posenc_lib.sinusoidal_encoding"),
+    "check_next_row": (
+        lambda row, _m=pe.shift_matrix: _m(1, len(row)).numpy() @ row,
+        "posenc_lib.shift_matrix",
+    ),
     "check_rope_half": (pe.apply_rope, "posenc_lib.apply_rope"),
     "check_rope_interleaved": (
         lambda x, p, base=10000.0, _rope=pe.apply_rope: _rope(x, p, base=base, layout="interleaved"),

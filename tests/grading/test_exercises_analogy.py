@@ -10,7 +10,7 @@ import torch
 import posenc_lib as pe
 from _helpers import numpy_sinusoidal_table as table
 from posenc_lib.exercises import check_add_positions, check_position_share
-from posenc_lib.exercises.analogy import ADD_HINT, SHARE_HINT
+from posenc_lib.exercises.analogy import ADD_HINT, PAD, SHARE_HINT
 
 
 def stub(*args, **kwargs):
@@ -25,19 +25,34 @@ def positions_table(seq_len, d_model, first=0):
     return torch.from_numpy(table(seq_len, d_model, first=first)).float()  # (s, d)
 
 
-def add_solution(words, d_model, first=0):
+def no_pads(words, d_model, first=0):
+    """The first edition's answer: every token a word, positions first .. first + s - 1."""
     return pe.embed_words(words, d_model) + positions_table(len(words), d_model, first)
 
 
+def add_solution(words, d_model, first=0):
+    """A right answer: the real words after the pads, then zero rows put in front."""
+    n_pads = words.count(PAD)
+    real = no_pads(words[n_pads:], d_model, first) if n_pads < len(words) else torch.zeros(0, d_model)
+    return torch.cat([torch.zeros(n_pads, d_model), real])
+
+
 def add_with_offset(words, d_model, first=0):
-    """The notebook's solution: the library table with offset=."""
-    return pe.embed_words(words, d_model) + pe.sinusoidal_encoding(len(words), d_model, offset=first)
+    """The notebook's solution: position ids from the mask, the library table with offset=."""
+    mask = torch.tensor([word != PAD for word in words])  # (s,)
+    real = [word for word, keep in zip(words, mask) if keep]
+    out = torch.zeros(len(words), d_model)
+    out[mask] = pe.embed_words(real, d_model) + pe.sinusoidal_encoding(len(real), d_model, offset=first)
+    return out
 
 
 def add_by_slicing(words, d_model, first=0):
-    """A right answer written differently: the rows of a longer table, in float64 NumPy."""
-    longer = pe.sinusoidal_encoding(first + len(words), d_model, dtype=torch.float64)  # (first + s, d)
-    return (pe.embed_words(words, d_model, dtype=torch.float64) + longer[first:]).numpy()
+    """A right answer written differently: position ids by cumsum, rows of a longer table, float64 NumPy."""
+    mask = np.array([word != PAD for word in words])  # (s,)
+    ids = first + np.cumsum(mask) - 1  # position of each real word
+    longer = pe.sinusoidal_encoding(first + len(words), d_model, dtype=torch.float64).numpy()  # (first + s, d)
+    words_part = pe.embed_words(words, d_model, dtype=torch.float64).numpy()
+    return np.where(mask[:, None], words_part + longer[np.maximum(ids, 0)], 0.0)
 
 
 def test_add_positions_checker_fails_the_stub():
@@ -45,6 +60,11 @@ def test_add_positions_checker_fails_the_stub():
 
 
 ADD_WRONG = {
+    "pads treated as words": (no_pads, "You treated the pads as words"),
+    "pads zeroed, positions counted over them": (
+        lambda w, d, f=0: no_pads(w, d, f) * torch.tensor([x != PAD for x in w])[:, None],
+        "your positions count the pads too",
+    ),
     "restarts-at-0": (lambda w, d, f=0: add_solution(w, d), "restarts at position 0"),
     "off-by-one": (lambda w, d, f=0: add_solution(w, d, f + 1), "off by one"),
     "same-row-for-all": (lambda w, d, f=0: pe.embed_words(w, d) + positions_table(1, d, f), "the same position vector"),
@@ -73,7 +93,7 @@ def test_add_positions_checker_passes_right_answers():
 
 
 def test_add_positions_checker_fails_the_two_argument_answer_of_the_first_edition(capsys):
-    result = check_add_positions(lambda w, d: add_solution(w, d))
+    result = check_add_positions(lambda w, d: no_pads(w, d))
     assert not result and result.reason == "raised"
 
 

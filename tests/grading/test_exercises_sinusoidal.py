@@ -1,4 +1,4 @@
-"""Chapter 3's checkers (the sinusoidal table; the shift matrix M_Δ) fail on the stub and on typical wrong answers
+"""Chapter 3's checkers (the next row of the table from the row alone; the shift matrix M_Δ) fail on the stub and on typical wrong answers
 (with the matching hint), and pass on right answers written in several valid forms."""
 
 import math
@@ -8,88 +8,100 @@ import pytest
 import torch
 
 import posenc_lib as pe
-from _helpers import numpy_sinusoidal_table as table
-from posenc_lib.exercises import check_shift_matrix, check_sinusoidal
-from posenc_lib.exercises.sinusoidal import SHIFT_HINT, SINUSOIDAL_HINT
+from posenc_lib.exercises import check_next_row, check_shift_matrix
+from posenc_lib.exercises.sinusoidal import NEXT_ROW_HINT, SHIFT_HINT
 
 
 def stub(*args, **kwargs):
     raise NotImplementedError()
 
 
-# --- check_sinusoidal ---------------------------------------------------------------------------
+# --- check_next_row --------------------------------------------------------------------------
 
 
-def sinusoidal_student_loop(seq_len, d_model):
-    """A right answer as a double loop, returning a torch tensor."""
-    out = torch.zeros(seq_len, d_model, dtype=torch.float64)
-    for p in range(seq_len):
-        for c in range(d_model):
-            angle = p / 10000 ** (2 * (c // 2) / d_model)
-            out[p, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+def next_by_pairs(row):
+    """A right answer: each pair (sin a, cos a) turned by θ_l with the angle-addition formulas."""
+    row = np.asarray(row, dtype=np.float64)
+    frequencies = 10000.0 ** (-2.0 * np.arange(len(row) // 2) / len(row))  # (d/2,)
+    sines, cosines = row[0::2], row[1::2]
+    out = np.empty_like(row)
+    out[0::2] = sines * np.cos(frequencies) + cosines * np.sin(frequencies)
+    out[1::2] = cosines * np.cos(frequencies) - sines * np.sin(frequencies)
     return out
 
 
-SINUSOIDAL_WRONG = {
-    "off-by-one exponent 2(k+1)/d": (
-        lambda s, d: table(s, d, exponent=lambda k, d: 2 * (k + 1) / d),
-        "off by one pair",
-    ),
-    "odd column uses its own index": (
-        lambda s, d: table(s, d, cos_exponent=lambda k, d: (2 * k + 1) / d),
-        "SAME frequency",
-    ),
-    "exponent 2i/d with i the column index": (
-        lambda s, d: table(s, d, exponent=lambda k, d: 4 * k / d),
-        "doubled the index",
-    ),
-    "sin and cos swapped": (lambda s, d: table(s, d, swap=True), "swapped"),
-    "concatenated layout": (lambda s, d: table(s, d, concatenated=True), "concatenated layout"),
-    "positions start at 1": (lambda s, d: table(s, d, first=1), "positions start at 0"),
-    "exponent sign flipped": (lambda s, d: table(s, d, exponent=lambda k, d: -2 * k / d), "sign is flipped"),
-    "an extra column for odd d": (lambda s, d: table(s, d + d % 2), "d_model + 1 columns"),
-    "a list of lists of zeros": (lambda s, d: np.zeros((s, d)).tolist(), "every entry of your result is 0"),
-    "forgot to return": (lambda s, d: None, "returned None"),
-    "crashes on odd d": (
-        lambda s, d: table(s, d) if d % 2 == 0 else np.zeros((s, d))[:, ::3] @ np.ones((2, 2)),
-        "odd d_model: the last column",
-    ),
+def next_by_complex_numbers(row):
+    """A right answer written differently: pairs as complex numbers cos + i sin, times e^{i θ}, in torch."""
+    row = torch.as_tensor(row, dtype=torch.float64)
+    d = row.shape[0]
+    frequencies = 10000.0 ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    z = torch.complex(row[1::2], row[0::2]) * torch.polar(torch.ones_like(frequencies), frequencies)
+    return torch.stack([z.imag, z.real], dim=1).reshape(d).float()
+
+
+def next_by_decoding(row):
+    """A right answer that recovers p from the slowest pair (p < 2π / θ_last here), then uses the formula."""
+    row = np.asarray(row, dtype=np.float64)
+    d = len(row)
+    frequencies = 10000.0 ** (-2.0 * np.arange(d // 2) / d)
+    angle = math.atan2(row[-2], row[-1]) % (2 * math.pi)
+    p = round(angle / frequencies[-1]) if d > 2 else round(math.atan2(row[0], row[1]) % (2 * math.pi))
+    out = np.empty(d)
+    out[0::2], out[1::2] = np.sin((p + 1) * frequencies), np.cos((p + 1) * frequencies)
+    return out
+
+
+def turn(row, frequencies, *, concatenated=False):
+    row = np.asarray(row, dtype=np.float64)
+    half = len(row) // 2
+    s, c = (row[:half], row[half:]) if concatenated else (row[0::2], row[1::2])
+    new_s, new_c = s * np.cos(frequencies) + c * np.sin(frequencies), c * np.cos(frequencies) - s * np.sin(frequencies)
+    return np.concatenate([new_s, new_c]) if concatenated else np.stack([new_s, new_c], axis=1).reshape(-1)
+
+
+def own_theta(d, power=2.0):
+    return 10000.0 ** (-power * np.arange(d // 2) / d)
+
+
+NEXT_ROW_WRONG = {
+    "turns backwards": (lambda row: turn(row, -own_theta(len(row))), "PE(p - 1)"),
+    "doubled exponent": (lambda row: turn(row, own_theta(len(row), 4.0)), "doubled the exponent"),
+    "one radian for every pair": (lambda row: turn(row, np.ones(len(row) // 2)), "by 1 radian"),
+    "concatenated pairs": (lambda row: turn(row, own_theta(len(row)), concatenated=True), "concatenated layout"),
+    "unchanged": (lambda row: np.array(row), "returns the row it was given"),
+    "forgot to return": (lambda row: None, "returned None"),
 }
 
 
-def test_sinusoidal_checker_fails_the_stub(capsys):
-    assert not check_sinusoidal(stub)
+def test_next_row_checker_fails_the_stub(capsys):
+    assert not check_next_row(stub)
     assert "not implemented" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", SINUSOIDAL_WRONG)
-def test_sinusoidal_checker_fails_wrong_answers_with_the_right_hint(name, capsys):
-    wrong, hint = SINUSOIDAL_WRONG[name]
-    result = check_sinusoidal(wrong)
+@pytest.mark.parametrize("name", NEXT_ROW_WRONG)
+def test_next_row_checker_fails_wrong_answers_with_the_right_hint(name, capsys):
+    wrong, hint = NEXT_ROW_WRONG[name]
+    result = check_next_row(wrong)
     assert not result
     assert hint in capsys.readouterr().out
-    assert result.hint != SINUSOIDAL_HINT  # a specific hint, not the general one
+    assert result.hint != NEXT_ROW_HINT  # a specific hint, not the general one
 
 
-def test_sinusoidal_checker_passes_solutions():
-    assert check_sinusoidal(table)
-    assert check_sinusoidal(sinusoidal_student_loop)
-    assert check_sinusoidal(lambda s, d: torch.from_numpy(table(s, d, dtype=np.float32)))  # float32, torch
+@pytest.mark.parametrize("answer", [next_by_pairs, next_by_complex_numbers, next_by_decoding])
+def test_next_row_checker_passes_right_answers(answer):
+    assert check_next_row(answer)
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda s, d: pe.sinusoidal_encoding(s, d),
-        lambda s, d: pe.sinusoidal_encoding_loop(s, d),
-        lambda s, d: pe.SinusoidalPositionalEncoding(d, s)(torch.zeros(1, s, d))[0],
-        lambda s, d: np.sin(np.arange(s)[:, None] * pe.sinusoidal_frequencies(d)),
-    ],
-)
-def test_sinusoidal_checker_fails_an_answer_that_calls_the_library(call, capsys):
-    result = check_sinusoidal(call)
+def test_next_row_checker_fails_an_answer_that_calls_the_library(capsys):
+    result = check_next_row(lambda row: pe.shift_matrix(1, len(row)).numpy() @ row)
     assert not result and result.reason == "calls the library"
-    assert "switched off" in capsys.readouterr().out
+    assert "posenc_lib.shift_matrix" in capsys.readouterr().out
+
+
+def test_the_next_row_reference_is_the_library_table():
+    """What the checker expects is the next row of posenc_lib's interleaved table."""
+    table = pe.sinusoidal_encoding(1002, 16, dtype=torch.float64).numpy()
+    np.testing.assert_allclose(next_by_pairs(table[1000]), table[1001], atol=1e-12)
 
 
 # --- check_shift_matrix ---------------------------------------------------------------------
