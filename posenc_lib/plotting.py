@@ -37,6 +37,7 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
 
 COLUMN_WIDTH = 4.8  # inches: the widest figure (461 CSS px) whose 11-pt text stays >= 11 px on a phone
 MIN_FONT_PT = 11.0  # smallest text the helpers draw: 14.7 px at 100 % (SVG: 96 px per inch)
@@ -124,7 +125,7 @@ COURSE_STYLE: dict[str, Any] = {
     "axes.titlesize": 12,
     "axes.labelsize": 11,
     "axes.grid": False,
-    "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE.values())[1:] + [PALETTE["black"]]),
+    "axes.prop_cycle": cycler(color=list(PALETTE.values())[1:] + [PALETTE["black"]]),
     "image.cmap": "viridis",
     "font.size": 11,
     "xtick.labelsize": 11,
@@ -307,7 +308,7 @@ def line_plot(
         ys = _as_numpy(ys)
         if ys.shape != xs.shape:
             raise ValueError(f"curve {label!r} has shape {ys.shape}, x has shape {xs.shape}")
-        style = {"color": colors[label]} if colors and label in colors else {}
+        style: dict[str, Any] = {"color": colors[label]} if colors and label in colors else {}
         ax.plot(xs, ys, label=label, **style)
     if logy:
         ax.set_yscale("log")
