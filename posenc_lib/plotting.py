@@ -6,9 +6,9 @@ website shows them inverted in its dark theme (``book/_static/course.css``), so
 colours are chosen to read on both.
 
 Figures are designed for the *phone's* text column: at most ``COLUMN_WIDTH`` inches
-(461 CSS pixels) wide, with text of at least ``MIN_FONT_PT`` (11 pt, 14.7 px). On a
+(451 CSS pixels) wide, with text of at least ``MIN_FONT_PT`` (11 pt, 14.7 px). On a
 1366-pixel laptop such a figure is shown at 100 %; on a 390-pixel phone the browser
-shrinks it to the ~358-pixel column, and its smallest text to 11.4 px. Hence:
+shrinks it to the ~358-pixel column, and its smallest text to about 11.5 px. Hence:
 
 * ``panels(n)`` stacks ``n`` panels vertically at the column's width, instead of
   side by side where each would be a third of the column;
@@ -39,7 +39,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from cycler import cycler
 
-COLUMN_WIDTH = 4.8  # inches: the widest figure (461 CSS px) whose 11-pt text stays >= 11 px on a phone
+COLUMN_WIDTH = 4.7  # inches: the widest figure (451 CSS px) whose 11-pt text stays >= 11 px on a phone
 MIN_FONT_PT = 11.0  # smallest text the helpers draw: 14.7 px at 100 % (SVG: 96 px per inch)
 PHONE_COLUMN_PX = 358.0  # the text column of a 390-pixel phone, in CSS pixels
 FIGURE_FORMATS = ("png", "svg", "retina")
@@ -376,7 +376,7 @@ def heatmap_grid(
     vmin: float | None = None,
     vmax: float | None = None,
     cmap: str = "viridis",
-    panel_size: tuple[float, float] = (1.9, 1.8),
+    panel_size: tuple[float, float] = (1.8, 1.7),
 ) -> plt.Figure:
     """Draw a stack of matrices ``(n, rows, cols)`` -- e.g. one per head, ``(h, s_q, s_k)`` -- on one colour scale.
 

@@ -240,7 +240,7 @@ FAULTS = [
 
 
 def figure_with_small_text(directory: pathlib.Path) -> str:
-    """A Matplotlib SVG of the course's column width (4.8 in) with 9-pt text, written to `directory`."""
+    """A Matplotlib SVG of the course's column width (4.7 in) with 9-pt text, written to `directory`."""
     import matplotlib
 
     matplotlib.use("Agg")
