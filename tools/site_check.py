@@ -200,6 +200,12 @@ async (timeoutMs) => {
     } catch (e) { return null; }
   };
   const smallest = await Promise.all(images.map(smallestText));
+  // the width the picture itself is drawn at: the box less its padding and border (a figure's card)
+  const contentWidth = (img) => {
+    const style = getComputedStyle(img);
+    const edges = ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth'].map((k) => parseFloat(style[k]) || 0);
+    return Math.max(0, img.getBoundingClientRect().width - edges.reduce((a, b) => a + b, 0));
+  };
   // what the page fetched, read to its end (every section laid out, every image loaded, fonts settled):
   // tools/page_weight.py turns it into bytes by kind
   await Promise.race([document.fonts.ready, sleep(Math.max(0, deadline - Date.now()))]);
@@ -214,7 +220,7 @@ async (timeoutMs) => {
     images: images.map((img) => ({
       src: img.getAttribute('src'), loaded: img.complete && img.naturalWidth > 0,
       inArticle: content.includes(img), diagram: img.classList.contains('diagram'),
-      alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+      alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: contentWidth(img),
       visible: img.getClientRects().length > 0, section: heading(img), smallestTextPt: smallest[images.indexOf(img)],
     })),
     math: [...document.querySelectorAll('.math')].map((el) => ({
