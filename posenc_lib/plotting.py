@@ -463,6 +463,7 @@ def trajectory_plot(
                     fontsize=MIN_FONT_PT,
                     color=line.get_color(),
                 )
+    ax.margins(0.15)  # room for the labels outside the outermost points, clear of the title and the frame
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title)
     ax.set_xlabel(xlabel)

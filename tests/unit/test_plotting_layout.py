@@ -145,3 +145,16 @@ def test_notebooks_draw_png_unless_the_website_build_asks_for_svg():
     assert "image/png" in png and "image/svg+xml" not in png
     svg = run_notebook("svg")
     assert "image/svg+xml" in svg and "image/png" not in svg
+
+
+def test_trajectory_labels_sit_outside_a_circle_not_on_it():
+    # chapter 2's positions on a circle: each label is pushed away from the circle's centre (not all
+    # up-right of their points, where they fell on the path and on each other)
+    angles = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    circle = np.stack([2 + np.cos(angles), -1 + np.sin(angles)], axis=1)  # (12, 2), centre (2, -1)
+    ax = plotting.trajectory_plot({"cat": circle}, title="t", xlabel="x", ylabel="y")
+    labels = [t for t in ax.texts if t.get_text().isdigit()]
+    assert len(labels) == 12
+    for label in labels:
+        away = np.asarray(label.xy) - np.array([2.0, -1.0])
+        assert np.dot(away, np.asarray(label.xyann)) > 0.9 * np.linalg.norm(away) * np.linalg.norm(label.xyann)
