@@ -1,13 +1,14 @@
-"""Plot helpers shared by the chapters, so every figure looks the same and fits the page.
+"""Plot helpers shared by the chapters, so every figure looks the same and reads on a phone.
 
 Each helper draws on a Matplotlib ``Axes`` (created if not given) and returns
-it, so chapters can combine them in subplots. Figures get an opaque white
-background so they stay readable on the website's dark theme.
+it, so chapters can combine them in subplots. Figures are drawn on white; the
+website shows them inverted in its dark theme (``book/_static/course.css``), so
+colours are chosen to read on both.
 
-Figures are designed for the website's text column (``COLUMN_WIDTH`` inches, about
-760 CSS pixels on a 1366-pixel screen): a figure no wider than the column is shown at
-100 % scale, so a 9-point label is 12 pixels tall. Wider figures are shrunk by the
-browser, and their text with them. Hence:
+Figures are designed for the *phone's* text column: at most ``COLUMN_WIDTH`` inches
+(451 CSS pixels) wide, with text of at least ``MIN_FONT_PT`` (11 pt, 14.7 px). On a
+1366-pixel laptop such a figure is shown at 100 %; on a 390-pixel phone the browser
+shrinks it to the ~358-pixel column, and its smallest text to about 11.5 px. Hence:
 
 * ``panels(n)`` stacks ``n`` panels vertically at the column's width, instead of
   side by side where each would be a third of the column;
@@ -15,7 +16,12 @@ browser, and their text with them. Hence:
 * ``legend_below(ax)`` / ``line_plot(..., legend_loc="below")`` put a legend under
   the axes, off the data;
 * ``readability(fig)`` reports a figure's width and its smallest text in CSS pixels,
-  which the course's tests and authors use to check a figure.
+  on a laptop and on a phone, which the course's tests and authors use to check a figure.
+
+Colours: one per positional-encoding scheme (``SCHEME_COLORS``) and one per context-extension
+method (``METHOD_COLORS``), the same in every chapter, from a palette that stays distinguishable
+without red/green vision (Okabe and Ito's; tests/unit/test_plotting_palette.py checks it with a
+colour-vision simulation). ``scheme_color(name)`` / ``method_color(name)`` look them up.
 
 On the website figures are SVG (zoomable on a phone): the build sets the environment
 variable ``POSENC_FIGURE_FORMAT=svg`` and ``use_course_style()`` passes it to the
@@ -31,13 +37,87 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
 
-COLUMN_WIDTH = 7.5  # inches: the widest figure shown at 100 % in the site's text column (760 px)
-MIN_FONT_PT = 9.0  # smallest text the helpers draw: 12 px at 100 % (SVG: 96 px per inch)
+COLUMN_WIDTH = 4.7  # inches: the widest figure (451 CSS px) whose 11-pt text stays >= 11 px on a phone
+MIN_FONT_PT = 11.0  # smallest text the helpers draw: 14.7 px at 100 % (SVG: 96 px per inch)
+PHONE_COLUMN_PX = 358.0  # the text column of a 390-pixel phone, in CSS pixels
 FIGURE_FORMATS = ("png", "svg", "retina")
 
+# Okabe & Ito's colour-blind-safe palette (without its yellow, too pale on white)
+PALETTE: dict[str, str] = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky blue": "#56B4E9",
+    "bluish green": "#009E73",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish purple": "#CC79A7",
+}
+# one colour per scheme, in every chapter (posenc_lib.model's scheme names)
+SCHEME_COLORS: dict[str, str] = {
+    "none": PALETTE["black"],
+    "sinusoidal": PALETTE["orange"],
+    "learned": PALETTE["bluish green"],
+    "rope": PALETTE["blue"],
+    "alibi": PALETTE["vermillion"],
+    "t5": PALETTE["reddish purple"],
+}
+# one colour per way of stretching RoPE to a longer context (chapters 8 and 12; the experiments' method
+# names); plain RoPE is rope's blue
+METHOD_COLORS: dict[str, str] = {
+    "plain": SCHEME_COLORS["rope"],
+    "linear": PALETTE["orange"],  # position interpolation (PI)
+    "ntk": PALETTE["sky blue"],
+    "dynamic_ntk": PALETTE["reddish purple"],
+    "yarn": PALETTE["bluish green"],
+    "llama3": PALETTE["vermillion"],
+}
+_METHOD_ALIASES = {
+    "original": "plain",
+    "plain rope": "plain",
+    "pi": "linear",
+    "linear (pi)": "linear",
+    "position interpolation": "linear",
+    "ntk-aware": "ntk",
+    "dynamic ntk": "dynamic_ntk",
+    "llama 3": "llama3",
+}
+REFERENCE_STYLES: dict[str, dict[str, Any]] = {
+    # reference lines, each with its own look (grey, told apart by dash pattern and weight)
+    "training length": {"color": "0.35", "linestyle": "--", "lw": 1.2},
+    "chance": {"color": "0.45", "linestyle": ":", "lw": 1.6},
+    "target": {"color": "0.25", "linestyle": "-.", "lw": 1.2},
+}
+
+
+def scheme_color(name: str) -> str:
+    """The course's colour for a positional-encoding scheme ("none", "sinusoidal", ..., "t5")."""
+    key = name.strip().lower()
+    if key not in SCHEME_COLORS:
+        raise ValueError(f"name must be one of the schemes {sorted(SCHEME_COLORS)}, got {name!r}")
+    return SCHEME_COLORS[key]
+
+
+def method_color(name: str) -> str:
+    """The course's colour for a context-extension method (``"linear"`` or ``"PI"``, ``"YaRN"``, ...)."""
+    key = name.strip().lower()
+    key = _METHOD_ALIASES.get(key, key)
+    if key not in METHOD_COLORS:
+        raise ValueError(f"name must be one of the methods {sorted(METHOD_COLORS)} (or a display name), got {name!r}")
+    return METHOD_COLORS[key]
+
+
+def reference_line(ax: plt.Axes, value: float, kind: str, *, label: str | None = None, vertical: bool = False):
+    """A horizontal (or ``vertical``) reference line in the course's style for ``kind`` (``REFERENCE_STYLES``)."""
+    if kind not in REFERENCE_STYLES:
+        raise ValueError(f"kind must be one of {sorted(REFERENCE_STYLES)}, got {kind!r}")
+    draw = ax.axvline if vertical else ax.axhline
+    return draw(value, label=label, zorder=1.5, **REFERENCE_STYLES[kind])
+
+
 COURSE_STYLE: dict[str, Any] = {
-    "figure.figsize": (7.0, 3.6),
+    "figure.figsize": (COLUMN_WIDTH, 3.3),
     "figure.dpi": 100,
     "figure.facecolor": "white",
     "savefig.facecolor": "white",
@@ -45,11 +125,12 @@ COURSE_STYLE: dict[str, Any] = {
     "axes.titlesize": 12,
     "axes.labelsize": 11,
     "axes.grid": False,
+    "axes.prop_cycle": cycler(color=list(PALETTE.values())[1:] + [PALETTE["black"]]),
     "image.cmap": "viridis",
-    "font.size": 10,
-    "xtick.labelsize": 10,
-    "ytick.labelsize": 10,
-    "legend.fontsize": 10,
+    "font.size": 11,
+    "xtick.labelsize": 11,
+    "ytick.labelsize": 11,
+    "legend.fontsize": 11,
     "figure.titlesize": 12,
     # SVG output the same from run to run (element ids from a fixed salt, no date)
     "svg.hashsalt": "posenc-course",
@@ -130,11 +211,13 @@ def legend_below(ax: plt.Axes, *, ncols: int | None = None, **kwargs) -> matplot
 
 
 def readability(fig: plt.Figure, *, figure_format: str = "svg") -> dict[str, float]:
-    """How a figure shows on the website: its width and its smallest text, in CSS pixels at 100 %.
+    """How a figure shows on the website: its width and its smallest text, in CSS pixels.
 
     SVG is laid out at 96 CSS pixels per inch; PNG at the figure's dpi (one image pixel per
     CSS pixel). Text is every visible text artist with content (titles, labels, ticks, legends,
-    annotations, colour bars). Use: ``width_px <= 760`` and ``min_font_px >= 11``.
+    annotations, colour bars). ``min_font_px`` is the smallest text at 100 % (a laptop);
+    ``phone_min_font_px`` the same once the figure is shrunk to a phone's ``PHONE_COLUMN_PX``
+    column. Use: ``phone_min_font_px >= 11`` (which implies ``min_font_px >= 11``).
     """
     if figure_format not in ("svg", "png"):
         raise ValueError(f"figure_format must be 'svg' or 'png', got {figure_format!r}")
@@ -146,10 +229,13 @@ def readability(fig: plt.Figure, *, figure_format: str = "svg") -> dict[str, flo
         for text in fig.findobj(matplotlib.text.Text)
         if text.get_visible() and text.get_text().strip() and text.get_window_extent(renderer).width > 0
     ]
+    width_px = float(box.width) * per_inch
+    min_font_px = min(sizes) * per_inch / 72.0 if sizes else float("nan")
     return {
-        "width_px": float(box.width) * per_inch,
+        "width_px": width_px,
         "height_px": float(box.height) * per_inch,
-        "min_font_px": min(sizes) * per_inch / 72.0 if sizes else float("nan"),
+        "min_font_px": min_font_px,
+        "phone_min_font_px": min_font_px * min(1.0, PHONE_COLUMN_PX / width_px),
     }
 
 
@@ -188,7 +274,7 @@ def heatmap(
         ax.set_xticks(range(len(xticklabels)), xticklabels, rotation=45, ha="right")
     if yticklabels is not None:
         ax.set_yticks(range(len(yticklabels)), yticklabels)
-    colorbar = ax.figure.colorbar(image, ax=ax)
+    colorbar = ax.figure.colorbar(image, ax=ax, pad=0.02, fraction=0.05)  # close to its heatmap
     if colorbar_label:
         colorbar.set_label(colorbar_label)
     return ax
@@ -204,8 +290,12 @@ def line_plot(
     ax: plt.Axes | None = None,
     logy: bool = False,
     legend_loc: str = "best",
+    colors: dict[str, str] | None = None,
 ) -> plt.Axes:
     """Plot several named curves against one x axis, with a legend.
+
+    ``colors`` maps some or all curve names to colours (e.g. ``SCHEME_COLORS``); the rest take
+    the palette's next colours.
 
     ``legend_loc`` is a Matplotlib location, or ``"below"`` (under the axes, off the data;
     best when curves fill the plot) or ``"right"`` (outside, right of the axes: make the
@@ -218,7 +308,8 @@ def line_plot(
         ys = _as_numpy(ys)
         if ys.shape != xs.shape:
             raise ValueError(f"curve {label!r} has shape {ys.shape}, x has shape {xs.shape}")
-        ax.plot(xs, ys, label=label)
+        style: dict[str, Any] = {"color": colors[label]} if colors and label in colors else {}
+        ax.plot(xs, ys, label=label, **style)
     if logy:
         ax.set_yscale("log")
     ax.set_title(title)
@@ -285,7 +376,7 @@ def heatmap_grid(
     vmin: float | None = None,
     vmax: float | None = None,
     cmap: str = "viridis",
-    panel_size: tuple[float, float] = (2.6, 2.4),
+    panel_size: tuple[float, float] = (1.8, 1.7),
 ) -> plt.Figure:
     """Draw a stack of matrices ``(n, rows, cols)`` -- e.g. one per head, ``(h, s_q, s_k)`` -- on one colour scale.
 
@@ -312,7 +403,7 @@ def heatmap_grid(
             ax.axis("off")
             continue
         image = ax.imshow(stack[index], aspect="auto", cmap=cmap, vmin=low, vmax=high, interpolation="nearest")
-        ax.set_title(titles[index], fontsize=10)
+        ax.set_title(titles[index], fontsize=MIN_FONT_PT)
         if index % ncols == 0:
             ax.set_ylabel(ylabel)
         if index // ncols == nrows - 1:
@@ -354,16 +445,25 @@ def trajectory_plot(
         if point_labels is not None and len(point_labels) != points.shape[0]:
             raise ValueError(f"point_labels must have one entry per point ({points.shape[0]}), got {len(point_labels)}")
         if label_points:
+            # each label sits just outside its point, pointing away from the path's centre, so the
+            # labels of a closed path (a circle) do not fall on the path or on each other
+            centre = points.mean(axis=0)
             for index, (x, y) in enumerate(points):
                 text = str(index) if point_labels is None else str(point_labels[index])
+                away = np.array([x, y]) - centre
+                norm = float(np.hypot(*away)) or 1.0
+                dx, dy = 9.0 * away / norm
                 ax.annotate(
                     text,
                     (x, y),
                     textcoords="offset points",
-                    xytext=(4, 4),
+                    xytext=(dx, dy),
+                    ha="center",
+                    va="center",
                     fontsize=MIN_FONT_PT,
                     color=line.get_color(),
                 )
+    ax.margins(0.15)  # room for the labels outside the outermost points, clear of the title and the frame
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title)
     ax.set_xlabel(xlabel)

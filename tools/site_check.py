@@ -9,8 +9,9 @@ Each page is opened at a desktop width (1366 px) and a phone width (390 px). Pro
   sideways (document wider than the window);
 * desktop: code, printed output, tables or display formulas wider than their box in the
   text column (the block scrolls and hides the end of its lines); a figure or diagram shown at
-  less than 0.6 of its natural size; a Matplotlib (SVG) figure whose smallest text shows below
-  11 px; an image whose alt text is empty, a file name or a hash;
+  less than 0.6 of its natural size; an image whose alt text is empty, a file name or a hash;
+* both widths: a figure (Matplotlib SVG) or diagram (mermaid SVG) whose smallest text shows
+  below 11 px: on a phone the browser shrinks a figure wider than the column, its text with it;
 * phone: the visible hamburger and "Contents" buttons do not open the navigation drawers
   (checked by clicking them, with ``--navigation``); display formulas wider than the
   column are listed as advice (they scroll in their own box; better split over lines).
@@ -49,7 +50,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 DESKTOP = {"width": 1366, "height": 900}
 PHONE = {"width": 390, "height": 844}
 MIN_FIGURE_SCALE = 0.6  # a figure shown smaller than this fraction of its natural size is too small
-MIN_TEXT_PX = 11.0  # the smallest text a figure may show on a desktop, in CSS pixels
+MIN_TEXT_PX = 11.0  # the smallest text a figure or diagram may show, on a desktop and on a phone, in CSS pixels
 RENDER_TIMEOUT_MS = 20_000
 
 
@@ -183,17 +184,28 @@ async (timeoutMs) => {
     }
   }
   const content = inArticle('img');
-  // the smallest text of a Matplotlib SVG: text drawn as paths is scaled by fontsize/100 (in pt)
+  // the smallest text of a Matplotlib SVG, in pt (text drawn as paths is scaled by fontsize/100), or of a
+  // mermaid diagram, in the diagram's own px (the size its style sheet gives the whole diagram: every label)
   const smallestText = async (img) => {
-    if (!content.includes(img) || !img.currentSrc.endsWith('.svg') || img.classList.contains('diagram')) return null;
+    if (!content.includes(img) || !img.currentSrc.endsWith('.svg')) return null;
     if (location.protocol === 'file:') return null;  // a page opened from disk may not fetch files
     try {
       const svg = await (await fetch(img.currentSrc)).text();
+      if (img.classList.contains('diagram')) {
+        const base = svg.match(/#[\w-]+\{[^}]*?font-size:\s*([\d.]+)px/);
+        return base ? parseFloat(base[1]) * 72 / 96 : null;  // as pt, like the plots
+      }
       const sizes = [...svg.matchAll(/scale\(([\d.]+) -\1\)/g)].map((m) => 100 * parseFloat(m[1]));
       return sizes.length ? Math.min(...sizes) : null;
     } catch (e) { return null; }
   };
   const smallest = await Promise.all(images.map(smallestText));
+  // the width the picture itself is drawn at: the box less its padding and border (a figure's card)
+  const contentWidth = (img) => {
+    const style = getComputedStyle(img);
+    const edges = ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth'].map((k) => parseFloat(style[k]) || 0);
+    return Math.max(0, img.getBoundingClientRect().width - edges.reduce((a, b) => a + b, 0));
+  };
   // what the page fetched, read to its end (every section laid out, every image loaded, fonts settled):
   // tools/page_weight.py turns it into bytes by kind
   await Promise.race([document.fonts.ready, sleep(Math.max(0, deadline - Date.now()))]);
@@ -208,7 +220,7 @@ async (timeoutMs) => {
     images: images.map((img) => ({
       src: img.getAttribute('src'), loaded: img.complete && img.naturalWidth > 0,
       inArticle: content.includes(img), diagram: img.classList.contains('diagram'),
-      alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+      alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: contentWidth(img),
       visible: img.getClientRects().length > 0, section: heading(img), smallestTextPt: smallest[images.indexOf(img)],
     })),
     math: [...document.querySelectorAll('.math')].map((el) => ({
@@ -257,6 +269,37 @@ def alt_problem(alt: str | None) -> str | None:
     return None
 
 
+def figure_text_px(image: dict) -> float | None:
+    """The smallest text of a figure or diagram as shown on the page, in CSS pixels (None: not measured)."""
+    if image["smallestTextPt"] is None or not (image["visible"] and image["natural"]):
+        return None
+    scale = image["shown"] / image["natural"]
+    return image["smallestTextPt"] * 96 / 72 * min(scale, 1.0)
+
+
+def smallest_figure_text(report: dict) -> float | None:
+    """The smallest figure or diagram text of a page as shown, in CSS pixels (None: the page has none)."""
+    sizes = [px for image in report["images"] if image["inArticle"] and (px := figure_text_px(image)) is not None]
+    return min(sizes) if sizes else None
+
+
+def figure_text_problems(report: dict) -> list[Problem]:
+    found = []
+    for image in report["images"]:
+        text_px = figure_text_px(image) if image["inArticle"] else None
+        if text_px is not None and text_px < MIN_TEXT_PX - 0.05:
+            what = "diagram" if image["diagram"] else "figure"
+            found.append(
+                Problem(
+                    "figure",
+                    f"{what} text as small as {text_px:.1f} px ({image['smallestTextPt']:g} pt drawn, shown at "
+                    f"{image['shown'] / image['natural']:.2f}; {MIN_TEXT_PX} px needed), in {image['section']!r}: "
+                    f"{image['src']}",
+                )
+            )
+    return found
+
+
 def problems_of(report: dict, *, phone: bool) -> list[Problem]:
     """What is wrong on a page, from what INSPECT_PAGE saw."""
     found: list[Problem] = []
@@ -279,6 +322,7 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
             found.append(Problem("load", f"formula not typeset: {formula['source']!r}"))
         elif formula["error"]:
             found.append(Problem("load", f"KaTeX could not typeset: {formula['source']!r}"))
+    found += figure_text_problems(report)  # both widths: a phone shrinks figures to its column
     if phone:
         # not a failure (the formula scrolls in its own box), but worth splitting over lines
         found += [
@@ -316,16 +360,6 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
                     f"{image['shown']:.0f} px shown), in {image['section']!r}: {image['src']}",
                 )
             )
-        if image["smallestTextPt"] is not None:
-            text_px = image["smallestTextPt"] * 96 / 72 * min(scale, 1.0)
-            if text_px < MIN_TEXT_PX - 0.05:
-                found.append(
-                    Problem(
-                        "figure",
-                        f"figure text as small as {text_px:.1f} px ({image['smallestTextPt']:g} pt drawn, shown at {scale:.2f}; "
-                        f"{MIN_TEXT_PX} px needed), in {image['section']!r}: {image['src']}",
-                    )
-                )
     return found
 
 
@@ -522,6 +556,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--navigation", action="store_true", help="also click the navigation buttons")
     parser.add_argument("--json", type=pathlib.Path, help="write every report (problems and raw measurements) here")
+    parser.add_argument(
+        "--figure-text", action="store_true", help="also print each page's smallest figure text at both widths"
+    )
     args = parser.parse_args(argv)
     if not (args.html / "index.html").exists():
         parser.error(f"{args.html} is not a built site (no index.html); run `make book` first")
@@ -533,6 +570,12 @@ def main(argv: list[str]) -> int:
             print(f"{report.page} at {report.width} px:")
             for problem in report.problems:
                 print(f"  - {problem}")
+    if args.figure_text:
+        print("smallest figure or diagram text as shown, CSS px:")
+        for report in reports:
+            text = smallest_figure_text(report.raw)
+            if text is not None:
+                print(f"  {report.page:40} {report.width:5} px: {text:5.1f}")
     total = sum(1 for r in reports for p in r.problems if p.kind not in ADVICE)
     pages_with = {r.page for r in reports if any(p.kind not in ADVICE for p in r.problems)}
     print(f"{total} problems on {len(pages_with)} of {len({r.page for r in reports})} pages")

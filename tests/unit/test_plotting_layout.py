@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT
 from posenc_lib import plotting
 
-COLUMN_PX = 760  # the text column at 1366 px (tests/site/test_browser.py measures ~757 px for figures)
+COLUMN_PX = 470  # COLUMN_WIDTH: figures are made for the phone's column and shown at 100 % on a laptop
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,9 @@ def course_style():
 def test_the_course_style_draws_no_text_smaller_than_its_minimum():
     sizes = [v for k, v in plotting.COURSE_STYLE.items() if k.endswith("size") and isinstance(v, (int, float))]
     assert sizes and min(sizes) >= plotting.MIN_FONT_PT
-    assert plotting.MIN_FONT_PT * 96 / 72 >= 11  # 12 px at 100 %: readable on a desktop
+    assert plotting.MIN_FONT_PT * 96 / 72 >= 11  # 14.7 px at 100 %: readable on a desktop
+    # and on a phone, where a figure of the column's width is shrunk to the phone's column
+    assert plotting.MIN_FONT_PT * 96 / 72 * plotting.PHONE_COLUMN_PX / (plotting.COLUMN_WIDTH * 96) >= 11
 
 
 def test_a_default_line_plot_fits_the_column_with_readable_text():
@@ -39,6 +41,7 @@ def test_a_default_line_plot_fits_the_column_with_readable_text():
     ax = plotting.line_plot(x, {"sin": np.sin(x), "cos": np.cos(x)}, title="t", xlabel="x", ylabel="y")
     report = plotting.readability(ax.figure)
     assert report["width_px"] <= COLUMN_PX and report["min_font_px"] >= 11, report
+    assert report["phone_min_font_px"] >= 11, report
 
 
 def test_panels_are_stacked_at_the_column_width():
@@ -62,7 +65,7 @@ def test_panels_refuse_a_bad_count(bad, message):
 
 
 def test_panels_refuse_a_width_wider_than_the_column():
-    with pytest.raises(ValueError, match=r"width must be in \(0, 7.5\]"):
+    with pytest.raises(ValueError, match=r"width must be in \(0, 4.7\]"):
         plotting.panels(2, width=10)
 
 
@@ -77,7 +80,7 @@ def test_a_heatmap_grid_wraps_into_rows_instead_of_growing_wider_than_the_column
     )
     used = [ax for ax in fig.axes if ax.images]
     rows = {round(ax.get_position().y0, 3) for ax in used}
-    assert len(used) == 4 and len(rows) == 2
+    assert len(used) == 4 and len(rows) == 2  # two by two in the column
     assert plotting.readability(fig)["width_px"] <= COLUMN_PX
 
 
@@ -98,7 +101,9 @@ def test_readability_reports_a_shrunk_figure():
     fig, ax = plt.subplots(figsize=(15, 3))  # what chapter 4 drew: twice the column
     ax.set_title("t", fontsize=7)
     report = plotting.readability(fig)
-    assert report["width_px"] > 1.4 * COLUMN_PX and report["min_font_px"] == pytest.approx(7 * 96 / 72)
+    assert report["width_px"] > 2 * COLUMN_PX and report["min_font_px"] == pytest.approx(7 * 96 / 72)
+    # on a phone the browser shrinks it to the column: 7 pt becomes 7 * 96/72 * 358 / width
+    assert report["phone_min_font_px"] == pytest.approx(7 * 96 / 72 * plotting.PHONE_COLUMN_PX / report["width_px"])
     with pytest.raises(ValueError, match="figure_format must be 'svg' or 'png'"):
         plotting.readability(fig, figure_format="pdf")
 
@@ -140,3 +145,16 @@ def test_notebooks_draw_png_unless_the_website_build_asks_for_svg():
     assert "image/png" in png and "image/svg+xml" not in png
     svg = run_notebook("svg")
     assert "image/svg+xml" in svg and "image/png" not in svg
+
+
+def test_trajectory_labels_sit_outside_a_circle_not_on_it():
+    # chapter 2's positions on a circle: each label is pushed away from the circle's centre (not all
+    # up-right of their points, where they fell on the path and on each other)
+    angles = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    circle = np.stack([2 + np.cos(angles), -1 + np.sin(angles)], axis=1)  # (12, 2), centre (2, -1)
+    ax = plotting.trajectory_plot({"cat": circle}, title="t", xlabel="x", ylabel="y")
+    labels = [t for t in ax.texts if t.get_text().isdigit()]
+    assert len(labels) == 12
+    for label in labels:
+        away = np.asarray(label.xy) - np.array([2.0, -1.0])
+        assert np.dot(away, np.asarray(label.xyann)) > 0.9 * np.linalg.norm(away) * np.linalg.norm(label.xyann)
