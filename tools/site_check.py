@@ -222,7 +222,7 @@ ADVICE = {"phone-formula"}  # reported, but not a failure
 
 
 class Problem(str):
-    """A problem's message (a str), with its kind: load, sideways, wide, figure, alt or navigation."""
+    """A problem's message (a str), with its kind: load, sideways, wide, figure, alt, navigation or jump."""
 
     kind: str
 
@@ -463,6 +463,96 @@ def check_navigation(context, url: str, *, phone: bool) -> list[Problem]:
                             "navigation", "sidebar toggle: clicking the visible button did not collapse the sidebar"
                         )
                     )
+    finally:
+        page.close()
+    return problems
+
+
+# The links of this page's contents (the "Contents" drawer) that a reader can tap: those shown.
+SECTION_LINKS = r"""
+() => [...document.querySelectorAll('#pst-secondary-sidebar a[href^="#"]')]
+  .filter((a) => a.getClientRects().length > 0).map((a) => a.getAttribute('href'))
+"""
+# Where the section a link names is, once the jump has settled, and what the header shows.
+LANDED = r"""
+(href) => {
+  const target = document.getElementById(decodeURIComponent(href.slice(1)));
+  const heading = target && target.querySelector('h1, h2, h3, h4');
+  const header = document.querySelector('.bd-header-article');
+  const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const text = (el) => (el ? el.textContent.replace(/\s+/g, ' ').trim() : '');
+  const h2 = target && (target.matches('section') ? target : target.closest('section'));
+  const chapterSection = h2 && (h2.closest('.bd-article > section > section') || h2);
+  const named = chapterSection && chapterSection.querySelector(':scope > h2');
+  const copy = named && named.cloneNode(true);
+  if (copy) copy.querySelectorAll('.headerlink, .katex-mathml').forEach((e) => e.remove());
+  return {
+    top: heading ? heading.getBoundingClientRect().top : null,
+    headerBottom: header ? header.getBoundingClientRect().bottom : 0,
+    drawerOpen: !!document.querySelector('dialog[open]'),
+    page: text(document.querySelector('.course-header-title__page')),
+    pageVisible: visible(document.querySelector('.course-header-title__page')),
+    section: text(document.querySelector('.course-header-title__section')),
+    expectedSection: text(copy),
+    title: text(document.querySelector('article.bd-article h1')).replace(/#$/, '').trim(),
+    useless: ['.btn-fullscreen-button', '.btn-source-repository-button', '.dropdown-download-buttons']
+      .filter((s) => [...document.querySelectorAll(s)].some(visible)),
+  };
+}
+"""
+JUMP_SETTLE_MS = 1_500  # sections lay out and figures load after the jump; the page settles within this
+
+
+def check_contents_jumps(context, url: str, *, last: int = 3) -> list[Problem]:
+    """On a phone: open the "Contents" drawer, tap each of the last `last` sections shown in it (the ones
+    far down the page, where a wrong guess of the heights above adds up) and see that the jump lands on
+    the section's heading, below the header, with the drawer closed; and that the header names the page
+    and the section, and shows no button that does nothing on a phone."""
+    problems: list[Problem] = []
+    page = context.new_page()
+    try:
+        page.goto(url, wait_until="load")
+        links = page.evaluate(SECTION_LINKS)[-last:]
+        if not links:
+            problems.append(Problem("jump", "no section links in the Contents drawer"))
+        for href in links:
+            page.goto(url, wait_until="load")
+            page.wait_for_timeout(300)
+            where = page.evaluate(OPEN_DRAWER, [".secondary-toggle", ""])
+            if "error" in where:
+                problems.append(Problem("jump", f"Contents button: {where['error']}"))
+                break
+            page.mouse.click(where["x"], where["y"])
+            link = page.locator(f'#pst-secondary-sidebar-modal a[href="{href}"]').first
+            link.wait_for(state="visible", timeout=3_000)
+            box = link.bounding_box()
+            page.mouse.click(box["x"] + min(20, box["width"] / 2), box["y"] + box["height"] / 2)  # a tap
+            page.wait_for_timeout(JUMP_SETTLE_MS)
+            landed = page.evaluate(LANDED, href)
+            if landed["drawerOpen"]:
+                problems.append(Problem("jump", f"{href}: the Contents drawer stayed open after the jump"))
+            top, bottom = landed["top"], landed["headerBottom"]
+            if top is None or not (bottom - 1 <= top <= bottom + 80):
+                problems.append(
+                    Problem(
+                        "jump",
+                        f"{href}: the jump landed with the section's heading at {top} px from the top of the "
+                        f"window (the header ends at {bottom:.0f} px)",
+                    )
+                )
+            if not landed["pageVisible"] or not landed["page"] or landed["page"] not in landed["title"]:
+                problems.append(
+                    Problem("jump", f"the header does not name the page ({landed['page']!r}, h1 {landed['title']!r})")
+                )
+            if landed["section"] != landed["expectedSection"]:
+                problems.append(
+                    Problem(
+                        "jump",
+                        f"{href}: the header names section {landed['section']!r}, not {landed['expectedSection']!r}",
+                    )
+                )
+            if landed["useless"]:
+                problems.append(Problem("jump", f"buttons that do nothing useful on a phone: {landed['useless']}"))
     finally:
         page.close()
     return problems

@@ -5,7 +5,9 @@ The site in `_build/html` (built once per session by the `built_site` fixture) i
 tools/site_check.py, which also writes a screenshot of every page at both widths (the first screen;
 the whole page with POSENC_SCREENSHOTS=1 or `make screenshots`) to `test-artifacts/screenshots/`. On every page: no console errors, no request to any host but the
 local server, every image and diagram loads, every formula is typeset; on a phone the page
-never scrolls sideways and the visible hamburger and "Contents" buttons open their drawers; on
+never scrolls sideways, the visible hamburger and "Contents" buttons open their drawers, and a jump
+from the contents of the longest chapters lands on its section with the drawer closed and the
+header naming the page and section; on
 a desktop code and printed output fit the text column, figures are shown at >= 0.6 of their
 natural size with text >= 11 px, images have real alt text, the sidebar toggle collapses the
 sidebar and there is one search entry point. Also: the search page finds a word and shows
@@ -26,6 +28,7 @@ import base64
 import os
 import pathlib
 import random
+import re
 
 import pytest
 
@@ -259,6 +262,38 @@ def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_p
         context = site_check.new_context(browser, phone=True)
         problems = site_check.check_navigation(context, base + "book/05_rope.html", phone=True)
     assert len(problems) == 2 and all("did not open" in p for p in problems), problems
+
+
+# ------------------------------------------------------------------ jumps on a phone
+# the three longest chapters on a phone (page heights measured 2026-12-02: 12 44,100 px, 5 27,900 px,
+# 3 25,400 px): the further down a section, the more a wrong guess of the heights above it adds up
+LONGEST_CHAPTERS = ["book/12_experiments.html", "book/05_rope.html", "book/03_sinusoidal.html"]
+
+
+def test_a_jump_from_the_contents_lands_on_its_section_on_a_phone(site):
+    # tap "Contents", tap one of its last sections: the heading is just under the header, the drawer
+    # closed, the header names the page and the section, and shows no fullscreen / repository / download
+    problems = {}
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        context = site_check.new_context(browser, phone=True)
+        for relative in LONGEST_CHAPTERS:
+            problems[relative] = site_check.check_contents_jumps(context, base + relative)
+    assert not any(problems.values()), problems
+
+
+def test_the_jump_check_fails_when_sections_are_laid_out_late(site, tmp_path):
+    # the site before: sections far from the screen counted 1500 px tall even after a jump, and
+    # nothing closing the drawer (chapter 5's 5.6 landed 3,421 px short, the drawer open)
+    page = (site / "book" / "05_rope.html").read_text()
+    late = "<style>.bd-article > section > section { content-visibility: auto !important; }</style>"
+    faulty = re.sub(r"<script[^>]*course-nav\.js[^>]*></script>", "", page.replace("</head>", late + "</head>", 1))
+    assert "course-nav" not in faulty and late in faulty
+    root = site_with_page(site, tmp_path, "book/05_rope.html", faulty)
+    with site_check.serve(root) as base, site_check.browser() as browser:
+        context = site_check.new_context(browser, phone=True)
+        problems = site_check.check_contents_jumps(context, base + "book/05_rope.html")
+    assert any("landed with the section's heading at" in p for p in problems), problems
+    assert any("drawer stayed open" in p for p in problems), problems
 
 
 # ------------------------------------------------------------------ particular pages
