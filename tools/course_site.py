@@ -20,6 +20,8 @@ Writing each page:
 * on a phone, the header names the page and the section being read, and a link tapped in a
   drawer closes it (``_static/course-nav.js``, template ``book/_templates/toggle-primary-sidebar.html``);
   figures carry their width and height (``sized_images``), so the page does not grow as they load.
+* table cells carry their column's heading (``labelled_tables``), which a phone shows when it
+  lays a wide table out row by row (course.css).
 
 Figures are loaded lazily (``loading="lazy"``), when the reader scrolls near them: a phone draws
 a chapter's first screen without fetching and rasterising a dozen plots below it. The build asks
@@ -507,6 +509,39 @@ def sized_images(page: str, folder: pathlib.Path) -> str:
     return IMAGE_TAG.sub(size, page)
 
 
+# On a phone, a table too wide for the column is laid out row by row (course.css): each cell then
+# says which column it is from, with the column's heading written on it here.
+TABLE = re.compile(r'<table class="table">.*?</table>', re.DOTALL)
+
+
+def plain_text(cell: Any) -> str:
+    """A cell's text as read: a formula as its TeX source (KaTeX writes each formula three times)."""
+    copy = cell.__copy__()
+    for formula in copy.select(".katex"):
+        annotation = formula.select_one("annotation")
+        formula.replace_with(annotation.get_text() if annotation else formula.get_text())
+    return " ".join(copy.get_text(" ").split())
+
+
+def labelled_tables(page: str) -> str:
+    """The page with each body cell of its tables carrying its column's heading (``data-label``)."""
+
+    def label(match: re.Match) -> str:
+        from bs4 import BeautifulSoup
+
+        table = BeautifulSoup(match.group(0), "html.parser").table  # bs4 comes with pydata-sphinx-theme
+        if table is None or table.thead is None or table.tbody is None or not table.thead.find_all("tr"):
+            return match.group(0)
+        head = table.thead.find_all("tr")[-1]
+        names = [plain_text(th) for th in head.find_all(["th", "td"])]
+        for row in table.tbody.find_all("tr"):
+            for name, cell in zip(names, row.find_all(["td", "th"]), strict=False):
+                cell["data-label"] = name
+        return str(table)
+
+    return TABLE.sub(label, page)
+
+
 # docutils marks each reference of a citation list role="doc-biblioentry", a role ARIA 1.3
 # deprecates and axe refuses on a <div> (Lighthouse accessibility 0.94 on the references page);
 # in the list that holds them, "listitem" is the role they play.
@@ -532,7 +567,7 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
             continue
         text = page.read_text(encoding="utf-8")
         changed = bundler.page(
-            page, unwrap_plain_tokens(sized_images(fix_aria(inline_icons(text)), page.parent), plain)
+            page, unwrap_plain_tokens(sized_images(labelled_tables(fix_aria(inline_icons(text))), page.parent), plain)
         )
         if changed != text:
             page.write_text(changed, encoding="utf-8")

@@ -12,8 +12,9 @@ Each page is opened at a desktop width (1366 px) and a phone width (390 px). Pro
   less than 0.6 of its natural size; a Matplotlib (SVG) figure whose smallest text shows below
   11 px; an image whose alt text is empty, a file name or a hash;
 * phone: the visible hamburger and "Contents" buttons do not open the navigation drawers
-  (checked by clicking them, with ``--navigation``); display formulas wider than the
-  column are listed as advice (they scroll in their own box; better split over lines).
+  (checked by clicking them, with ``--navigation``); code, output, a table or a formula wider
+  than its box that does not show it scrolls (a shade on the edge, course.css); display
+  formulas wider than the column are also listed as advice (better split over lines).
 
 tests/site/test_browser.py runs these checks on every page; chapter authors run this command on
 their chapter to see what to fix (widths are in CSS pixels, with the longest line of each
@@ -154,15 +155,21 @@ async (timeoutMs) => {
     if (el.matches('.pst-scrollable-table-container')) return 'table';
     return 'code';
   };
-  const blocks = inArticle('div.highlight pre, .cell_output pre, .cell_output .text_html, .pst-scrollable-table-container, div.math')
+  const blocks = inArticle('div.highlight pre, .cell_output pre, .cell_output > .output, .pst-scrollable-table-container, div.math')
     .filter((el) => el.getClientRects().length > 0 || el.closest('details, .toggle-hidden, .dropdown'));
   const wide = blocks.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => {
     const tex = el.matches('div.math') && el.querySelector('annotation');  // a formula: its TeX source
     const lines = tex ? [tex.textContent.replace(/\s+/g, ' ').trim()] : (el.innerText || el.textContent).split('\n');
     const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), '');
+    // a box that scrolls shows that it does (course.css: a shade on an edge with more behind it)
+    const style = getComputedStyle(el);
+    const cue = ['auto', 'scroll'].includes(style.overflowX) && style.backgroundAttachment.includes('local')
+      && (style.backgroundImage.match(/gradient/g) || []).length >= 4;
+    const row = el.querySelector('tr');
     return {
       kind: kindOf(el), width: el.scrollWidth, box: el.clientWidth, chars: longest.length,
       line: longest.slice(0, 160), first: lines.find((l) => l.trim()) || '', section: heading(el),
+      cue, columns: row ? row.children.length : 0,
     };
   });
   // elements that stick out of the window on the right, outside any scrolling box
@@ -222,7 +229,7 @@ ADVICE = {"phone-formula"}  # reported, but not a failure
 
 
 class Problem(str):
-    """A problem's message (a str), with its kind: load, sideways, wide, figure, alt, navigation or jump."""
+    """A problem's message (a str), with its kind: load, sideways, wide, clipped, figure, alt, navigation or jump."""
 
     kind: str
 
@@ -289,6 +296,15 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
             )
             for b in report["wide"]
             if b["kind"] == "formula"
+        ]
+        found += [
+            Problem(
+                "clipped",
+                f"{b['kind']} cut off on the right with nothing showing it: {b['width']} px in a {b['box']} px box "
+                f"({b['line'][:70]!r}), in {b['section']!r}",
+            )
+            for b in report["wide"]
+            if not b["cue"]
         ]
         return found
     for block in report["wide"]:

@@ -7,7 +7,8 @@ the whole page with POSENC_SCREENSHOTS=1 or `make screenshots`) to `test-artifac
 local server, every image and diagram loads, every formula is typeset; on a phone the page
 never scrolls sideways, the visible hamburger and "Contents" buttons open their drawers, and a jump
 from the contents of the longest chapters lands on its section with the drawer closed and the
-header naming the page and section; on
+header naming the page and section, and nothing is cut off sideways without a shade showing
+there is more (the tables the text points to fit); on
 a desktop code and printed output fit the text column, figures are shown at >= 0.6 of their
 natural size with text >= 11 px, images have real alt text, the sidebar toggle collapses the
 sidebar and there is one search entry point. Also: the search page finds a word and shows
@@ -120,6 +121,31 @@ def test_code_and_output_fit_the_column_on_a_desktop(reports):
     assert not problems, listing(problems)
 
 
+def test_nothing_is_cut_off_sideways_on_a_phone_without_a_cue(reports):
+    # code, output, tables and formulas wider than a phone's column scroll in their box with a shade
+    # on the edge that hides more (a phone's scrollbar shows only while touched)
+    problems = found(reports, "clipped", width=site_check.PHONE["width"])
+    assert not problems, listing(problems)
+    wide = [b for r in reports if r.width == site_check.PHONE["width"] for b in r.raw["wide"]]
+    assert any(b["kind"] == "code" for b in wide), "no code block scrolls on a phone: the check saw nothing"
+
+
+# tables a reader is told to read whole (chapter 7: "read down the last column"; chapter 10's table to
+# choose from; the instructor guide's): on a phone they fit, or are laid out row by row (6+ columns)
+READ_WHOLE = ["book/07_relative_biases.html", "book/10_choosing.html", "book/instructor_guide.html"]
+
+
+def test_the_tables_a_reader_is_told_to_read_fit_a_phone(reports):
+    phone = {r.page: r for r in reports if r.width == site_check.PHONE["width"]}
+    assert set(READ_WHOLE) | {"book/appendix_making_it_fast.html"} <= phone.keys()
+    cut = {page: [b for b in phone[page].raw["wide"] if b["kind"] == "table"] for page in READ_WHOLE}
+    # the appendix's timing tables of six or seven columns too; its five-column ones scroll, first column kept
+    cut["appendix"] = [
+        b for b in phone["book/appendix_making_it_fast.html"].raw["wide"] if b["kind"] == "table" and b["columns"] >= 6
+    ]
+    assert not any(cut.values()), cut
+
+
 def test_figures_are_readable_on_a_desktop(reports):
     problems = found(reports, "figure", width=site_check.DESKTOP["width"])
     assert not problems, listing(problems)
@@ -224,6 +250,13 @@ FAULTS = {
     "figure": ('<img src="{widest}" alt="A test figure, shown far too small." style="width: 120px">', 1366),
     "alt": ('<img src="{narrowest}" alt="../_images/0123456789abcdef0123.svg">', 1366),
     "sideways": ('<div style="width: 900px; height: 10px"></div>', 390),
+    "clipped": (
+        '<div class="highlight"><pre style="background-image: none">'
+        + "x = 1  # "
+        + "a long comment " * 12
+        + "</pre></div>",
+        390,
+    ),
 }
 
 
