@@ -246,8 +246,11 @@ def test_a_complying_report_has_no_problems():
 
 def test_each_fault_is_reported_where_it_matters():
     wide = {"kind": "code", "width": 900, "box": 753, "chars": 104, "line": "x" * 104, "first": "x", "section": "1.1"}
+    wide |= {"cue": True, "columns": 0}
     assert kinds(site_check.problems_of(report(wide=[wide]), phone=False)) == ["wide"]
     assert site_check.problems_of(report(wide=[wide]), phone=True) == []  # a phone scrolls inside the block
+    # ... with a shade on the edge that shows it does
+    assert kinds(site_check.problems_of(report(wide=[dict(wide, cue=False)]), phone=True)) == ["clipped"]
     assert kinds(site_check.problems_of(report(pageWidth=600), phone=True)) == ["sideways"]
     small = dict(IMAGE, shown=400)  # 0.57 of natural size
     assert kinds(site_check.problems_of(report(images=[small]), phone=False)) == ["figure", "figure"]
