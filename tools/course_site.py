@@ -7,6 +7,9 @@ Reading (the notebooks stay as they are; only the site changes):
 * solution code does not show nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines;
 * an exercise whose question is all in its title gets no empty body (sphinx-exercise writes an
   empty content section, which the theme draws as a strip under the title).
+* a solution's title is plain text, so the whole bar opens it (it held a link back to the
+  exercise); a solution right after an exercise whose question is all in its title replaces that
+  exercise, so the question is shown once (``fold_solution_titles``).
 
 Writing each page:
 
@@ -614,12 +617,55 @@ def _figures_as_svg(app: Any, config: Any) -> None:
     os.environ.setdefault("POSENC_FIGURE_FORMAT", "svg")
 
 
+def fold_solution_titles(doctree: Any) -> None:
+    """Solution bars a reader opens by clicking anywhere on them.
+
+    sphinx-exercise titles a solution "Solution to <a>Exercise 3.2 (…)</a>", a link back to the
+    exercise: the blue, underlined part of the bar, the one a reader clicks, scrolled away and left
+    the solution folded. The title becomes plain text (the whole title is the toggle). A solution
+    right after its exercise does not repeat the exercise's title ("Solution to Exercise 3.2"); one
+    that follows an exercise whose question is all in its title (chapter 11's interview questions)
+    showed that question twice, an empty exercise box and the bar: the bar now stands for both,
+    titled like the exercise ("Exercise 11.1 (…)") and answering to its anchor."""
+    from docutils import nodes
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node, solution_node
+
+    for solution in list(doctree.findall(solution_node)):
+        title = solution.children[0] if solution.children else None
+        if not isinstance(title, nodes.title):
+            continue
+        for link in list(title.findall(nodes.reference)):
+            link.parent.replace(link, link.children)
+        parent = solution.parent
+        index = parent.index(solution)
+        before = parent[index - 1] if index else None
+        exercises = (exercise_node, exercise_enumerable_node)
+        if not isinstance(before, exercises) or before.get("label") != solution.get("target_label"):
+            continue
+        if any(not isinstance(child, nodes.title) for child in before.children):
+            # the exercise, with its title, is just above: the bar need not repeat its title
+            short = title.astext().split(" (", 1)[0]
+            title.children = []
+            title += nodes.Text(short)
+            continue
+        first = title.children[0] if title.children else None
+        if isinstance(first, nodes.Text):
+            text = first.astext().removeprefix("Solution to").lstrip()
+            if text:
+                title.replace(first, nodes.Text(text))
+            else:
+                title.remove(first)
+        solution["ids"] = before["ids"] + solution["ids"]
+        parent.remove(before)
+
+
 def _on_doctree_resolved(app: Any, doctree: Any, docname: str) -> None:
     from docutils import nodes
 
     for section in list(doctree.findall(nodes.section)):
         if "exercise-content" in section["ids"] and not section.children:
             section.parent.remove(section)
+    fold_solution_titles(doctree)
     # figures load when the reader scrolls near them: a phone draws a chapter's first screen
     # without first fetching and rasterising a dozen SVG plots below it
     for image in doctree.findall(nodes.image):
