@@ -376,6 +376,43 @@ def test_search_finds_a_known_word_and_shows_article_text(site):
     assert any("Rotary position embeddings" in s for s in snippets), snippets
 
 
+def search_results(page, base: str, query: str) -> tuple[list[str], list[str]]:
+    """(result links, snippets) of the search page for `query`, once every snippet has arrived."""
+    page.goto(f"{base}search.html?q={query}", wait_until="load")
+    page.wait_for_selector("ul.search li a", timeout=site_check.RENDER_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('ul.search li')].every((li) => li.querySelector('p.context'))"
+        " || document.querySelectorAll('ul.search li p.context').length >= 8",
+        timeout=site_check.RENDER_TIMEOUT_MS,
+    )
+    page.wait_for_timeout(500)  # snippets arrive one page fetch at a time
+    hits = page.eval_on_selector_all("ul.search li > a", "links => links.map((a) => a.getAttribute('href'))")
+    snippets = page.eval_on_selector_all("ul.search li p.context", "ps => ps.map((p) => p.textContent)")
+    return hits, snippets
+
+
+# a query naming a scheme: its chapter first (Sphinx ranked chapter 6 third for "ALiBi", chapter 5 third for
+# "rope", after pages with a section of that name)
+NAMED_CHAPTERS = {"ALiBi": "06_alibi.html", "rope": "05_rope.html", "sinusoidal": "03_sinusoidal.html"}
+
+
+def test_search_ranks_the_chapter_named_after_the_query_first_with_clean_snippets(site):
+    found = {}
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        page = site_check.new_context(browser).new_page()
+        for query in NAMED_CHAPTERS:
+            found[query] = search_results(page, base, query)
+    for query, chapter in NAMED_CHAPTERS.items():
+        hits, _ = found[query]
+        assert hits and hits[0].split("#")[0].endswith(chapter), (query, hits[:4])
+    # formulas in snippets are their plain text: no TeX source, no KaTeX's three copies run together
+    snippets = [s for _, found_snippets in found.values() for s in found_snippets]
+    assert any("−" in s or "θ" in s for s in snippets), "no snippet shows a formula: nothing was checked"
+    tex = [s for s in snippets if re.search(r"\\[a-zA-Z,]|\w_\{|m_h", s)]
+    assert not tex, tex[:3]
+    assert any("−mh∣i−j∣" in s for s in found["ALiBi"][1]), found["ALiBi"][1][:2]  # chapter 6's bias, once
+
+
 def test_a_folded_solution_opens_on_click(site):
     pages = [p for p in site_check.html_pages(site) if "solution" in (site / p).read_text()]
     pages = pages[:1] + pages[-1:]  # the first and the last page with solutions: one mechanism (sphinx-exercise)
@@ -393,8 +430,13 @@ def test_a_folded_solution_opens_on_click(site):
             body = solution.locator(":scope > :not(.admonition-title)").first
             solution.scroll_into_view_if_needed()
             assert not body.is_visible(), f"{relative}: the solution is visible before any click"
-            solution.locator("button.toggle-button").first.click()  # the chevron a reader clicks
+            # a click on the title's words, the part that looks clickable (it was a link to the exercise)
+            title = solution.locator(":scope > .admonition-title").first
+            box = title.bounding_box()
+            before = page.evaluate("scrollY")
+            page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
             body.wait_for(state="visible", timeout=5_000)
+            assert abs(page.evaluate("scrollY") - before) < 50, f"{relative}: clicking the bar scrolled away"
             page.screenshot(
                 path=str(site_check.screenshot_path(ARTIFACTS, relative, "-solution-open")), full_page=False
             )
