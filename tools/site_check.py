@@ -218,6 +218,26 @@ async (timeoutMs) => {
       alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
       visible: img.getClientRects().length > 0, section: heading(img), smallestTextPt: smallest[images.indexOf(img)],
     })),
+    // how much of the page is code a reader sees (cells' input, folded ones not counted) and figures,
+    // and the longest printed output, in lines
+    shares: (() => {
+      const height = doc.scrollHeight;
+      const sum = (els) => els.filter((el) => el.getClientRects().length > 0)
+        .reduce((total, el) => total + el.getBoundingClientRect().height, 0);
+      const outputs = inArticle('.cell_output pre').filter((el) => el.getClientRects().length > 0);
+      return {
+        height,
+        code: sum(inArticle('.cell_input')) / height,
+        figures: sum(inArticle('img')) / height,
+        outputLines: Math.max(0, ...outputs.map((el) => el.textContent.replace(/\n$/, '').split('\n').length)),
+      };
+    })(),
+    // font sizes of the text, of formulas in a line, and of formulas on their own line
+    fontSizes: {
+      text: article && article.querySelector('p') ? parseFloat(getComputedStyle(article.querySelector('p')).fontSize) : null,
+      inline: inArticle('p span.math > .katex').map((el) => parseFloat(getComputedStyle(el).fontSize)),
+      display: inArticle('div.math .katex-display > .katex').map((el) => parseFloat(getComputedStyle(el).fontSize)),
+    },
     math: [...document.querySelectorAll('.math')].map((el) => ({
       typeset: !!el.querySelector('.katex'), error: !!el.querySelector('.katex-error'), source: el.textContent.slice(0, 80),
     })),

@@ -146,6 +146,39 @@ def test_the_tables_a_reader_is_told_to_read_fit_a_phone(reports):
     assert not any(cut.values()), cut
 
 
+def test_display_formulas_are_at_least_as_large_as_the_text_and_inline_formulas(reports):
+    # on a phone display formulas were 16 px beside 19.4 px inline formulas; now both at 1.1 x the text
+    small = {}
+    for r in reports:
+        sizes = r.raw["fontSizes"]
+        if not sizes["display"]:
+            continue
+        floor = max([sizes["text"], *sizes["inline"]])
+        if min(sizes["display"]) < floor - 0.05:
+            small[f"{r.page} at {r.width} px"] = (min(sizes["display"]), floor)
+    assert not small, small
+    assert any(r.raw["fontSizes"]["display"] for r in reports if r.width == site_check.PHONE["width"])
+
+
+def test_a_printed_page_keeps_its_lines_and_its_solutions_folded(site):
+    chapter = "book/05_rope.html"
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        page = site_check.new_context(browser).new_page()
+        page.goto(base + chapter, wait_until="load")
+        page.emulate_media(media="print")
+        page.set_viewport_size({"width": 794, "height": 1123})  # an A4 page at 96 px per inch
+        cut = page.evaluate(
+            "() => [...document.querySelectorAll('article pre, article div.math')]"
+            ".filter((el) => el.getClientRects().length && el.scrollWidth > el.clientWidth + 1)"
+            ".map((el) => [el.scrollWidth, el.clientWidth, el.textContent.slice(0, 60)])"
+        )
+        open_on_print = page.evaluate("() => toggleOpenOnPrint")
+        folded = page.locator(".solution.dropdown.toggle-hidden").count()
+    assert not cut, cut[:5]
+    # sphinx-togglebutton opened every folded solution and code cell before printing (its beforeprint handler)
+    assert open_on_print == "false" and folded >= 3, (open_on_print, folded)
+
+
 def test_figures_are_readable_on_a_desktop(reports):
     problems = found(reports, "figure", width=site_check.DESKTOP["width"])
     assert not problems, listing(problems)
