@@ -7,6 +7,9 @@ Reading (the notebooks stay as they are; only the site changes):
 * solution code does not show nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines;
 * an exercise whose question is all in its title gets no empty body (sphinx-exercise writes an
   empty content section, which the theme draws as a strip under the title).
+* a solution's title is plain text, so the whole bar opens it (it held a link back to the
+  exercise); a solution right after an exercise whose question is all in its title replaces that
+  exercise, so the question is shown once (``fold_solution_titles``).
 
 Writing each page:
 
@@ -17,6 +20,11 @@ Writing each page:
   toggle / copy-button / tab scripts only on pages that have toggles / code / tabs, KaTeX's CSS
   only on pages with formulas; every other script deferred so none blocks the first paint;
 * on the search page, result snippets are taken from the article, not from the toolbar.
+* on a phone, the header names the page and the section being read, and a link tapped in a
+  drawer closes it (``_static/course-nav.js``, template ``book/_templates/toggle-primary-sidebar.html``);
+  figures carry their width and height (``sized_images``), so the page does not grow as they load.
+* table cells carry their column's heading (``labelled_tables``), which a phone shows when it
+  lays a wide table out row by row (course.css).
 
 Figures are loaded lazily (``loading="lazy"``), when the reader scrolls near them: a phone draws
 a chapter's first screen without fetching and rasterising a dozen plots below it. The build asks
@@ -177,6 +185,7 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
             kept.append(script)
         if pagename == "search":
             kept.append(_JavaScript("_static/search-snippets.js", priority=900, defer="defer"))
+        kept.append(_JavaScript("_static/course-nav.js", priority=900, defer="defer"))
         if "<pre" in body or "cell_output" in body or 'class="math' in body:
             kept.append(_JavaScript("_static/scroll-tab-stops.js", priority=900, defer="defer"))
         scripts[:] = kept
@@ -445,6 +454,97 @@ def patch_theme_script(outdir: pathlib.Path) -> None:
         )
 
 
+# A figure loaded lazily, without width and height, is 0 px tall until it arrives: the page grows
+# under the reader as figures load, and a jump from the contents to a late section landed thousands
+# of pixels short (chapter 5 on a phone: 3,421 px, in the section before). With its size written on
+# the <img>, the browser reserves the figure's box (the theme's ``height: auto`` keeps its aspect
+# ratio when the column scales it down) before the file is fetched.
+IMAGE_TAG = re.compile(r"<img\b[^>]*>")
+IMAGE_SOURCE = re.compile(r'\bsrc="([^"]+)"')
+SVG_SIZE = re.compile(r"<svg\b[^>]*>", re.DOTALL)
+SVG_LENGTH = {"": 1.0, "px": 1.0, "pt": 96 / 72}
+
+
+def svg_size(text: str) -> tuple[float, float] | None:
+    """An SVG file's width and height in CSS pixels (its root's width/height, else its viewBox)."""
+    root = SVG_SIZE.search(text[:5000])
+    if root is None:
+        return None
+    tag = root.group(0)
+    width, height = (re.search(rf'\s{name}="([\d.]+)(px|pt|)"', tag) for name in ("width", "height"))
+    if width and height:
+        return float(width[1]) * SVG_LENGTH[width[2]], float(height[1]) * SVG_LENGTH[height[2]]
+    box = re.search(r'\sviewBox="[\d.+-]+[ ,]+[\d.+-]+[ ,]+([\d.]+)[ ,]+([\d.]+)"', tag)
+    return (float(box[1]), float(box[2])) if box else None
+
+
+def image_size(path: pathlib.Path) -> tuple[int, int] | None:
+    """(width, height) in CSS pixels of an image file of the site (None when unknown)."""
+    if not path.is_file():
+        return None
+    if path.suffix == ".svg":
+        size = svg_size(path.read_text(encoding="utf-8", errors="replace"))
+        return (round(size[0]), round(size[1])) if size and size[0] > 0 and size[1] > 0 else None
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except OSError:
+        return None
+
+
+def sized_images(page: str, folder: pathlib.Path) -> str:
+    """The page with width and height written on each of its figures (images under _images/) that
+    has neither; `folder` is the page's folder, against which the images' sources resolve."""
+
+    def size(match: re.Match) -> str:
+        tag = match.group(0)
+        source = IMAGE_SOURCE.search(tag)
+        if source is None or re.search(r"\s(width|height)=", tag) or "_images/" not in source.group(1):
+            return tag
+        found = image_size(pathlib.Path(posixpath.normpath(folder / html.unescape(source.group(1)).split("?")[0])))
+        if found is None:
+            return tag
+        end = " />" if tag.endswith("/>") else ">"
+        return tag[: -len(end)].rstrip() + f' width="{found[0]}" height="{found[1]}"' + end
+
+    return IMAGE_TAG.sub(size, page)
+
+
+# On a phone, a table too wide for the column is laid out row by row (course.css): each cell then
+# says which column it is from, with the column's heading written on it here.
+TABLE = re.compile(r'<table class="table">.*?</table>', re.DOTALL)
+
+
+def plain_text(cell: Any) -> str:
+    """A cell's text as read: a formula as its TeX source (KaTeX writes each formula three times)."""
+    copy = cell.__copy__()
+    for formula in copy.select(".katex"):
+        annotation = formula.select_one("annotation")
+        formula.replace_with(annotation.get_text() if annotation else formula.get_text())
+    return " ".join(copy.get_text(" ").split())
+
+
+def labelled_tables(page: str) -> str:
+    """The page with each body cell of its tables carrying its column's heading (``data-label``)."""
+
+    def label(match: re.Match) -> str:
+        from bs4 import BeautifulSoup
+
+        table = BeautifulSoup(match.group(0), "html.parser").table  # bs4 comes with pydata-sphinx-theme
+        if table is None or table.thead is None or table.tbody is None or not table.thead.find_all("tr"):
+            return match.group(0)
+        head = table.thead.find_all("tr")[-1]
+        names = [plain_text(th) for th in head.find_all(["th", "td"])]
+        for row in table.tbody.find_all("tr"):
+            for name, cell in zip(names, row.find_all(["td", "th"]), strict=False):
+                cell["data-label"] = name
+        return str(table)
+
+    return TABLE.sub(label, page)
+
+
 # docutils marks each reference of a citation list role="doc-biblioentry", a role ARIA 1.3
 # deprecates and axe refuses on a <div> (Lighthouse accessibility 0.94 on the references page);
 # in the list that holds them, "listitem" is the role they play.
@@ -469,7 +569,9 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
         if "_static" in page.relative_to(outdir).parts:
             continue
         text = page.read_text(encoding="utf-8")
-        changed = bundler.page(page, unwrap_plain_tokens(fix_aria(inline_icons(text)), plain))
+        changed = bundler.page(
+            page, unwrap_plain_tokens(sized_images(labelled_tables(fix_aria(inline_icons(text))), page.parent), plain)
+        )
         if changed != text:
             page.write_text(changed, encoding="utf-8")
     bundler.purge()
@@ -515,12 +617,55 @@ def _figures_as_svg(app: Any, config: Any) -> None:
     os.environ.setdefault("POSENC_FIGURE_FORMAT", "svg")
 
 
+def fold_solution_titles(doctree: Any) -> None:
+    """Solution bars a reader opens by clicking anywhere on them.
+
+    sphinx-exercise titles a solution "Solution to <a>Exercise 3.2 (…)</a>", a link back to the
+    exercise: the blue, underlined part of the bar, the one a reader clicks, scrolled away and left
+    the solution folded. The title becomes plain text (the whole title is the toggle). A solution
+    right after its exercise does not repeat the exercise's title ("Solution to Exercise 3.2"); one
+    that follows an exercise whose question is all in its title (chapter 11's interview questions)
+    showed that question twice, an empty exercise box and the bar: the bar now stands for both,
+    titled like the exercise ("Exercise 11.1 (…)") and answering to its anchor."""
+    from docutils import nodes
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node, solution_node
+
+    for solution in list(doctree.findall(solution_node)):
+        title = solution.children[0] if solution.children else None
+        if not isinstance(title, nodes.title):
+            continue
+        for link in list(title.findall(nodes.reference)):
+            link.parent.replace(link, link.children)
+        parent = solution.parent
+        index = parent.index(solution)
+        before = parent[index - 1] if index else None
+        exercises = (exercise_node, exercise_enumerable_node)
+        if not isinstance(before, exercises) or before.get("label") != solution.get("target_label"):
+            continue
+        if any(not isinstance(child, nodes.title) for child in before.children):
+            # the exercise, with its title, is just above: the bar need not repeat its title
+            short = title.astext().split(" (", 1)[0]
+            title.children = []
+            title += nodes.Text(short)
+            continue
+        first = title.children[0] if title.children else None
+        if isinstance(first, nodes.Text):
+            text = first.astext().removeprefix("Solution to").lstrip()
+            if text:
+                title.replace(first, nodes.Text(text))
+            else:
+                title.remove(first)
+        solution["ids"] = before["ids"] + solution["ids"]
+        parent.remove(before)
+
+
 def _on_doctree_resolved(app: Any, doctree: Any, docname: str) -> None:
     from docutils import nodes
 
     for section in list(doctree.findall(nodes.section)):
         if "exercise-content" in section["ids"] and not section.children:
             section.parent.remove(section)
+    fold_solution_titles(doctree)
     # figures load when the reader scrolls near them: a phone draws a chapter's first screen
     # without first fetching and rasterising a dozen SVG plots below it
     for image in doctree.findall(nodes.image):

@@ -13,8 +13,9 @@ Each page is opened at a desktop width (1366 px) and a phone width (390 px). Pro
 * both widths: a figure (Matplotlib SVG) or diagram (mermaid SVG) whose smallest text shows
   below 11 px: on a phone the browser shrinks a figure wider than the column, its text with it;
 * phone: the visible hamburger and "Contents" buttons do not open the navigation drawers
-  (checked by clicking them, with ``--navigation``); display formulas wider than the
-  column are listed as advice (they scroll in their own box; better split over lines).
+  (checked by clicking them, with ``--navigation``); code, output, a table or a formula wider
+  than its box that does not show it scrolls (a shade on the edge, course.css); display
+  formulas wider than the column are also listed as advice (better split over lines).
 
 tests/site/test_browser.py runs these checks on every page; chapter authors run this command on
 their chapter to see what to fix (widths are in CSS pixels, with the longest line of each
@@ -155,15 +156,21 @@ async (timeoutMs) => {
     if (el.matches('.pst-scrollable-table-container')) return 'table';
     return 'code';
   };
-  const blocks = inArticle('div.highlight pre, .cell_output pre, .cell_output .text_html, .pst-scrollable-table-container, div.math')
+  const blocks = inArticle('div.highlight pre, .cell_output pre, .cell_output > .output, .pst-scrollable-table-container, div.math')
     .filter((el) => el.getClientRects().length > 0 || el.closest('details, .toggle-hidden, .dropdown'));
   const wide = blocks.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => {
     const tex = el.matches('div.math') && el.querySelector('annotation');  // a formula: its TeX source
     const lines = tex ? [tex.textContent.replace(/\s+/g, ' ').trim()] : (el.innerText || el.textContent).split('\n');
     const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), '');
+    // a box that scrolls shows that it does (course.css: a shade on an edge with more behind it)
+    const style = getComputedStyle(el);
+    const cue = ['auto', 'scroll'].includes(style.overflowX) && style.backgroundAttachment.includes('local')
+      && (style.backgroundImage.match(/gradient/g) || []).length >= 4;
+    const row = el.querySelector('tr');
     return {
       kind: kindOf(el), width: el.scrollWidth, box: el.clientWidth, chars: longest.length,
       line: longest.slice(0, 160), first: lines.find((l) => l.trim()) || '', section: heading(el),
+      cue, columns: row ? row.children.length : 0,
     };
   });
   // elements that stick out of the window on the right, outside any scrolling box
@@ -223,6 +230,26 @@ async (timeoutMs) => {
       alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: contentWidth(img),
       visible: img.getClientRects().length > 0, section: heading(img), smallestTextPt: smallest[images.indexOf(img)],
     })),
+    // how much of the page is code a reader sees (cells' input, folded ones not counted) and figures,
+    // and the longest printed output, in lines
+    shares: (() => {
+      const height = doc.scrollHeight;
+      const sum = (els) => els.filter((el) => el.getClientRects().length > 0)
+        .reduce((total, el) => total + el.getBoundingClientRect().height, 0);
+      const outputs = inArticle('.cell_output pre').filter((el) => el.getClientRects().length > 0);
+      return {
+        height,
+        code: sum(inArticle('.cell_input')) / height,
+        figures: sum(inArticle('img')) / height,
+        outputLines: Math.max(0, ...outputs.map((el) => el.textContent.replace(/\n$/, '').split('\n').length)),
+      };
+    })(),
+    // font sizes of the text, of formulas in a line, and of formulas on their own line
+    fontSizes: {
+      text: article && article.querySelector('p') ? parseFloat(getComputedStyle(article.querySelector('p')).fontSize) : null,
+      inline: inArticle('p span.math > .katex').map((el) => parseFloat(getComputedStyle(el).fontSize)),
+      display: inArticle('div.math .katex-display > .katex').map((el) => parseFloat(getComputedStyle(el).fontSize)),
+    },
     math: [...document.querySelectorAll('.math')].map((el) => ({
       typeset: !!el.querySelector('.katex'), error: !!el.querySelector('.katex-error'), source: el.textContent.slice(0, 80),
     })),
@@ -234,7 +261,7 @@ ADVICE = {"phone-formula"}  # reported, but not a failure
 
 
 class Problem(str):
-    """A problem's message (a str), with its kind: load, sideways, wide, figure, alt or navigation."""
+    """A problem's message (a str), with its kind: load, sideways, wide, clipped, figure, alt, navigation or jump."""
 
     kind: str
 
@@ -333,6 +360,15 @@ def problems_of(report: dict, *, phone: bool) -> list[Problem]:
             )
             for b in report["wide"]
             if b["kind"] == "formula"
+        ]
+        found += [
+            Problem(
+                "clipped",
+                f"{b['kind']} cut off on the right with nothing showing it: {b['width']} px in a {b['box']} px box "
+                f"({b['line'][:70]!r}), in {b['section']!r}",
+            )
+            for b in report["wide"]
+            if not b["cue"]
         ]
         return found
     for block in report["wide"]:
@@ -497,6 +533,96 @@ def check_navigation(context, url: str, *, phone: bool) -> list[Problem]:
                             "navigation", "sidebar toggle: clicking the visible button did not collapse the sidebar"
                         )
                     )
+    finally:
+        page.close()
+    return problems
+
+
+# The links of this page's contents (the "Contents" drawer) that a reader can tap: those shown.
+SECTION_LINKS = r"""
+() => [...document.querySelectorAll('#pst-secondary-sidebar a[href^="#"]')]
+  .filter((a) => a.getClientRects().length > 0).map((a) => a.getAttribute('href'))
+"""
+# Where the section a link names is, once the jump has settled, and what the header shows.
+LANDED = r"""
+(href) => {
+  const target = document.getElementById(decodeURIComponent(href.slice(1)));
+  const heading = target && target.querySelector('h1, h2, h3, h4');
+  const header = document.querySelector('.bd-header-article');
+  const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const text = (el) => (el ? el.textContent.replace(/\s+/g, ' ').trim() : '');
+  const h2 = target && (target.matches('section') ? target : target.closest('section'));
+  const chapterSection = h2 && (h2.closest('.bd-article > section > section') || h2);
+  const named = chapterSection && chapterSection.querySelector(':scope > h2');
+  const copy = named && named.cloneNode(true);
+  if (copy) copy.querySelectorAll('.headerlink, .katex-mathml').forEach((e) => e.remove());
+  return {
+    top: heading ? heading.getBoundingClientRect().top : null,
+    headerBottom: header ? header.getBoundingClientRect().bottom : 0,
+    drawerOpen: !!document.querySelector('dialog[open]'),
+    page: text(document.querySelector('.course-header-title__page')),
+    pageVisible: visible(document.querySelector('.course-header-title__page')),
+    section: text(document.querySelector('.course-header-title__section')),
+    expectedSection: text(copy),
+    title: text(document.querySelector('article.bd-article h1')).replace(/#$/, '').trim(),
+    useless: ['.btn-fullscreen-button', '.btn-source-repository-button', '.dropdown-download-buttons']
+      .filter((s) => [...document.querySelectorAll(s)].some(visible)),
+  };
+}
+"""
+JUMP_SETTLE_MS = 1_500  # sections lay out and figures load after the jump; the page settles within this
+
+
+def check_contents_jumps(context, url: str, *, last: int = 3) -> list[Problem]:
+    """On a phone: open the "Contents" drawer, tap each of the last `last` sections shown in it (the ones
+    far down the page, where a wrong guess of the heights above adds up) and see that the jump lands on
+    the section's heading, below the header, with the drawer closed; and that the header names the page
+    and the section, and shows no button that does nothing on a phone."""
+    problems: list[Problem] = []
+    page = context.new_page()
+    try:
+        page.goto(url, wait_until="load")
+        links = page.evaluate(SECTION_LINKS)[-last:]
+        if not links:
+            problems.append(Problem("jump", "no section links in the Contents drawer"))
+        for href in links:
+            page.goto(url, wait_until="load")
+            page.wait_for_timeout(300)
+            where = page.evaluate(OPEN_DRAWER, [".secondary-toggle", ""])
+            if "error" in where:
+                problems.append(Problem("jump", f"Contents button: {where['error']}"))
+                break
+            page.mouse.click(where["x"], where["y"])
+            link = page.locator(f'#pst-secondary-sidebar-modal a[href="{href}"]').first
+            link.wait_for(state="visible", timeout=3_000)
+            box = link.bounding_box()
+            page.mouse.click(box["x"] + min(20, box["width"] / 2), box["y"] + box["height"] / 2)  # a tap
+            page.wait_for_timeout(JUMP_SETTLE_MS)
+            landed = page.evaluate(LANDED, href)
+            if landed["drawerOpen"]:
+                problems.append(Problem("jump", f"{href}: the Contents drawer stayed open after the jump"))
+            top, bottom = landed["top"], landed["headerBottom"]
+            if top is None or not (bottom - 1 <= top <= bottom + 80):
+                problems.append(
+                    Problem(
+                        "jump",
+                        f"{href}: the jump landed with the section's heading at {top} px from the top of the "
+                        f"window (the header ends at {bottom:.0f} px)",
+                    )
+                )
+            if not landed["pageVisible"] or not landed["page"] or landed["page"] not in landed["title"]:
+                problems.append(
+                    Problem("jump", f"the header does not name the page ({landed['page']!r}, h1 {landed['title']!r})")
+                )
+            if landed["section"] != landed["expectedSection"]:
+                problems.append(
+                    Problem(
+                        "jump",
+                        f"{href}: the header names section {landed['section']!r}, not {landed['expectedSection']!r}",
+                    )
+                )
+            if landed["useless"]:
+                problems.append(Problem("jump", f"buttons that do nothing useful on a phone: {landed['useless']}"))
     finally:
         page.close()
     return problems

@@ -5,7 +5,10 @@ The site in `_build/html` (built once per session by the `built_site` fixture) i
 tools/site_check.py, which also writes a screenshot of every page at both widths (the first screen;
 the whole page with POSENC_SCREENSHOTS=1 or `make screenshots`) to `test-artifacts/screenshots/`. On every page: no console errors, no request to any host but the
 local server, every image and diagram loads, every formula is typeset; on a phone the page
-never scrolls sideways and the visible hamburger and "Contents" buttons open their drawers; on
+never scrolls sideways, the visible hamburger and "Contents" buttons open their drawers, and a jump
+from the contents of the longest chapters lands on its section with the drawer closed and the
+header naming the page and section, and nothing is cut off sideways without a shade showing
+there is more (the tables the text points to fit); on
 a desktop code and printed output fit the text column, figures are shown at >= 0.6 of their
 natural size; at both widths figure and diagram text shows >= 11 px; images have real alt text, the
 sidebar toggle collapses the sidebar and there is one search entry point. Also: the search page finds a word and shows
@@ -27,6 +30,7 @@ import base64
 import os
 import pathlib
 import random
+import re
 
 import numpy as np
 import pytest
@@ -117,6 +121,64 @@ def test_navigation_works_from_the_visible_buttons(reports):
 def test_code_and_output_fit_the_column_on_a_desktop(reports):
     problems = found(reports, "wide", width=site_check.DESKTOP["width"])
     assert not problems, listing(problems)
+
+
+def test_nothing_is_cut_off_sideways_on_a_phone_without_a_cue(reports):
+    # code, output, tables and formulas wider than a phone's column scroll in their box with a shade
+    # on the edge that hides more (a phone's scrollbar shows only while touched)
+    problems = found(reports, "clipped", width=site_check.PHONE["width"])
+    assert not problems, listing(problems)
+    wide = [b for r in reports if r.width == site_check.PHONE["width"] for b in r.raw["wide"]]
+    assert any(b["kind"] == "code" for b in wide), "no code block scrolls on a phone: the check saw nothing"
+
+
+# tables a reader is told to read whole (chapter 7: "read down the last column"; chapter 10's table to
+# choose from; the instructor guide's): on a phone they fit, or are laid out row by row (6+ columns)
+READ_WHOLE = ["book/07_relative_biases.html", "book/10_choosing.html", "book/instructor_guide.html"]
+
+
+def test_the_tables_a_reader_is_told_to_read_fit_a_phone(reports):
+    phone = {r.page: r for r in reports if r.width == site_check.PHONE["width"]}
+    assert set(READ_WHOLE) | {"book/appendix_making_it_fast.html"} <= phone.keys()
+    cut = {page: [b for b in phone[page].raw["wide"] if b["kind"] == "table"] for page in READ_WHOLE}
+    # the appendix's timing tables of six or seven columns too; its five-column ones scroll, first column kept
+    cut["appendix"] = [
+        b for b in phone["book/appendix_making_it_fast.html"].raw["wide"] if b["kind"] == "table" and b["columns"] >= 6
+    ]
+    assert not any(cut.values()), cut
+
+
+def test_display_formulas_are_at_least_as_large_as_the_text_and_inline_formulas(reports):
+    # on a phone display formulas were 16 px beside 19.4 px inline formulas; now both at 1.1 x the text
+    small = {}
+    for r in reports:
+        sizes = r.raw["fontSizes"]
+        if not sizes["display"]:
+            continue
+        floor = max([sizes["text"], *sizes["inline"]])
+        if min(sizes["display"]) < floor - 0.05:
+            small[f"{r.page} at {r.width} px"] = (min(sizes["display"]), floor)
+    assert not small, small
+    assert any(r.raw["fontSizes"]["display"] for r in reports if r.width == site_check.PHONE["width"])
+
+
+def test_a_printed_page_keeps_its_lines_and_its_solutions_folded(site):
+    chapter = "book/05_rope.html"
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        page = site_check.new_context(browser).new_page()
+        page.goto(base + chapter, wait_until="load")
+        page.emulate_media(media="print")
+        page.set_viewport_size({"width": 794, "height": 1123})  # an A4 page at 96 px per inch
+        cut = page.evaluate(
+            "() => [...document.querySelectorAll('article pre, article div.math')]"
+            ".filter((el) => el.getClientRects().length && el.scrollWidth > el.clientWidth + 1)"
+            ".map((el) => [el.scrollWidth, el.clientWidth, el.textContent.slice(0, 60)])"
+        )
+        open_on_print = page.evaluate("() => toggleOpenOnPrint")
+        folded = page.locator(".solution.dropdown.toggle-hidden").count()
+    assert not cut, cut[:5]
+    # sphinx-togglebutton opened every folded solution and code cell before printing (its beforeprint handler)
+    assert open_on_print == "false" and folded >= 3, (open_on_print, folded)
 
 
 def test_figures_are_readable_on_a_desktop(reports):
@@ -238,6 +300,14 @@ FAULTS = [
     ("figure", '<img src="{small_text}" alt="A test figure with 9-point text.">', 390),
     ("alt", '<img src="{narrowest}" alt="../_images/0123456789abcdef0123.svg">', 1366),
     ("sideways", '<div style="width: 900px; height: 10px"></div>', 390),
+    (
+        "clipped",
+        '<div class="highlight"><pre style="background-image: none">'
+        + "x = 1  # "
+        + "a long comment " * 12
+        + "</pre></div>",
+        390,
+    ),
 ]
 
 
@@ -301,6 +371,38 @@ def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_p
     assert len(problems) == 2 and all("did not open" in p for p in problems), problems
 
 
+# ------------------------------------------------------------------ jumps on a phone
+# the three longest chapters on a phone (page heights measured 2026-12-02: 12 44,100 px, 5 27,900 px,
+# 3 25,400 px): the further down a section, the more a wrong guess of the heights above it adds up
+LONGEST_CHAPTERS = ["book/12_experiments.html", "book/05_rope.html", "book/03_sinusoidal.html"]
+
+
+def test_a_jump_from_the_contents_lands_on_its_section_on_a_phone(site):
+    # tap "Contents", tap one of its last sections: the heading is just under the header, the drawer
+    # closed, the header names the page and the section, and shows no fullscreen / repository / download
+    problems = {}
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        context = site_check.new_context(browser, phone=True)
+        for relative in LONGEST_CHAPTERS:
+            problems[relative] = site_check.check_contents_jumps(context, base + relative)
+    assert not any(problems.values()), problems
+
+
+def test_the_jump_check_fails_when_sections_are_laid_out_late(site, tmp_path):
+    # the site before: sections far from the screen counted 1500 px tall even after a jump, and
+    # nothing closing the drawer (chapter 5's 5.6 landed 3,421 px short, the drawer open)
+    page = (site / "book" / "05_rope.html").read_text()
+    late = "<style>.bd-article > section > section { content-visibility: auto !important; }</style>"
+    faulty = re.sub(r"<script[^>]*course-nav\.js[^>]*></script>", "", page.replace("</head>", late + "</head>", 1))
+    assert "course-nav" not in faulty and late in faulty
+    root = site_with_page(site, tmp_path, "book/05_rope.html", faulty)
+    with site_check.serve(root) as base, site_check.browser() as browser:
+        context = site_check.new_context(browser, phone=True)
+        problems = site_check.check_contents_jumps(context, base + "book/05_rope.html")
+    assert any("landed with the section's heading at" in p for p in problems), problems
+    assert any("drawer stayed open" in p for p in problems), problems
+
+
 # ------------------------------------------------------------------ particular pages
 
 
@@ -348,6 +450,43 @@ def test_search_finds_a_known_word_and_shows_article_text(site):
     assert any("Rotary position embeddings" in s for s in snippets), snippets
 
 
+def search_results(page, base: str, query: str) -> tuple[list[str], list[str]]:
+    """(result links, snippets) of the search page for `query`, once every snippet has arrived."""
+    page.goto(f"{base}search.html?q={query}", wait_until="load")
+    page.wait_for_selector("ul.search li a", timeout=site_check.RENDER_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('ul.search li')].every((li) => li.querySelector('p.context'))"
+        " || document.querySelectorAll('ul.search li p.context').length >= 8",
+        timeout=site_check.RENDER_TIMEOUT_MS,
+    )
+    page.wait_for_timeout(500)  # snippets arrive one page fetch at a time
+    hits = page.eval_on_selector_all("ul.search li > a", "links => links.map((a) => a.getAttribute('href'))")
+    snippets = page.eval_on_selector_all("ul.search li p.context", "ps => ps.map((p) => p.textContent)")
+    return hits, snippets
+
+
+# a query naming a scheme: its chapter first (Sphinx ranked chapter 6 third for "ALiBi", chapter 5 third for
+# "rope", after pages with a section of that name)
+NAMED_CHAPTERS = {"ALiBi": "06_alibi.html", "rope": "05_rope.html", "sinusoidal": "03_sinusoidal.html"}
+
+
+def test_search_ranks_the_chapter_named_after_the_query_first_with_clean_snippets(site):
+    found = {}
+    with site_check.serve(site) as base, site_check.browser() as browser:
+        page = site_check.new_context(browser).new_page()
+        for query in NAMED_CHAPTERS:
+            found[query] = search_results(page, base, query)
+    for query, chapter in NAMED_CHAPTERS.items():
+        hits, _ = found[query]
+        assert hits and hits[0].split("#")[0].endswith(chapter), (query, hits[:4])
+    # formulas in snippets are their plain text: no TeX source, no KaTeX's three copies run together
+    snippets = [s for _, found_snippets in found.values() for s in found_snippets]
+    assert any("−" in s or "θ" in s for s in snippets), "no snippet shows a formula: nothing was checked"
+    tex = [s for s in snippets if re.search(r"\\[a-zA-Z,]|\w_\{|m_h", s)]
+    assert not tex, tex[:3]
+    assert any("−mh∣i−j∣" in s for s in found["ALiBi"][1]), found["ALiBi"][1][:2]  # chapter 6's bias, once
+
+
 def test_a_folded_solution_opens_on_click(site):
     pages = [p for p in site_check.html_pages(site) if "solution" in (site / p).read_text()]
     pages = pages[:1] + pages[-1:]  # the first and the last page with solutions: one mechanism (sphinx-exercise)
@@ -365,8 +504,13 @@ def test_a_folded_solution_opens_on_click(site):
             body = solution.locator(":scope > :not(.admonition-title)").first
             solution.scroll_into_view_if_needed()
             assert not body.is_visible(), f"{relative}: the solution is visible before any click"
-            solution.locator("button.toggle-button").first.click()  # the chevron a reader clicks
+            # a click on the title's words, the part that looks clickable (it was a link to the exercise)
+            title = solution.locator(":scope > .admonition-title").first
+            box = title.bounding_box()
+            before = page.evaluate("scrollY")
+            page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
             body.wait_for(state="visible", timeout=5_000)
+            assert abs(page.evaluate("scrollY") - before) < 50, f"{relative}: clicking the bar scrolled away"
             page.screenshot(
                 path=str(site_check.screenshot_path(ARTIFACTS, relative, "-solution-open")), full_page=False
             )

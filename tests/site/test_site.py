@@ -48,9 +48,41 @@ def test_solution_code_shows_no_nbgrader_markers(html):
 
 
 def test_an_exercise_without_a_body_has_no_empty_strip(html):
-    page = (html / "book" / "11_interview_questions.html").read_text()
-    assert page.count('class="exercise admonition') >= 10  # the chapter's questions are in their titles
-    assert not re.search(r'<section id="exercise-content">\s*</section>', page)
+    page = (html / "book" / "03_sinusoidal.html").read_text()
+    assert page.count('class="exercise admonition') >= 2
+    for page in chapter_pages(html):
+        assert not re.search(r'<section id="exercise-content">\s*</section>', page.read_text()), page.name
+
+
+def test_each_interview_question_is_shown_once_in_its_solution_bar(html):
+    from bs4 import BeautifulSoup
+
+    page = BeautifulSoup((html / "book" / "11_interview_questions.html").read_text(), "html.parser")
+    bars = page.select("div.solution.dropdown")
+    titles = [bar.select_one(".admonition-title").get_text(" ", strip=True) for bar in bars]
+    # a question all in its title is the bar itself (no empty exercise box above it), and a link to the
+    # question lands on its bar; a question with a body keeps its box, and its bar does not repeat it
+    merged = [t for t in titles if re.match(r"Exercise 11\.\d+ \(.+\)$", t)]
+    assert len(merged) >= 20, titles
+    assert all(re.match(r"Solution to Exercise 11\.\d+$", t) for t in titles if t not in merged), titles
+    boxes = page.select("div.exercise")
+    assert len(boxes) == len(titles) - len(merged) and all(b.select_one("section") for b in boxes), boxes
+    ids = [bar.get("id", "") for bar, title in zip(bars, titles, strict=True) if title in merged]
+    assert all(i.startswith("ex-interview") for i in ids), ids
+    questions = merged + [b.select_one(".admonition-title").get_text(" ", strip=True) for b in boxes]
+    for title in questions:
+        question = title.split("(", 1)[1].rsplit(")", 1)[0]
+        assert page.get_text(" ").count(question) == 1, question
+
+
+def test_a_solution_bar_holds_no_link_that_leaves_it(html):
+    # the link back to the exercise was the part of the bar a reader clicked: it scrolled away, folded
+    pages = [p for p in site_check.html_pages(html) if 'class="solution' in (html / p).read_text()]
+    assert len(pages) >= 10, pages
+    for relative in pages:
+        text = (html / relative).read_text()
+        titles = re.findall(r'<div class="solution[^"]*"[^>]*>\s*<p class="admonition-title">(.*?)</p>', text, re.S)
+        assert titles and not [t for t in titles if "<a " in t], (relative, titles[:3])
 
 
 def test_every_page_has_its_own_meta_description(html):

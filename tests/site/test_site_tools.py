@@ -38,6 +38,34 @@ def test_descriptions_are_cut_at_a_word():
     assert course_site.shorten("short", 40) == "short"
 
 
+def test_figures_get_their_size_before_they_load(tmp_path):
+    from PIL import Image
+
+    images = tmp_path / "_images"
+    images.mkdir()
+    (images / "plot.svg").write_text('<?xml version="1.0"?>\n<svg width="432pt" height="216pt" viewBox="0 0 432 216">')
+    (images / "diagram.svg").write_text('<svg id="my-svg" width="723.7" height="350" style="x">')
+    (images / "boxed.svg").write_text('<svg viewBox="0 0 120 60">')
+    Image.new("RGB", (300, 100), "white").save(images / "plot.png")
+    page = (
+        '<img alt="a" loading="lazy" src="../_images/plot.svg" />\n<img src="../_images/diagram.svg" alt="b">\n'
+        '<img src="../_images/boxed.svg"><img src="../_images/plot.png" />\n'
+        '<img src="../_images/plot.svg" width="100"><img src="../_static/logo.svg"><img src="../_images/gone.svg">'
+    )
+    sized = course_site.sized_images(page, tmp_path / "book").splitlines()
+    assert sized[0] == '<img alt="a" loading="lazy" src="../_images/plot.svg" width="576" height="288" />'  # pt: 4/3 px
+    assert sized[1] == '<img src="../_images/diagram.svg" alt="b" width="724" height="350">'
+    assert (
+        sized[2]
+        == '<img src="../_images/boxed.svg" width="120" height="60"><img src="../_images/plot.png" width="300" height="100" />'
+    )
+    # a size already given, an image that is not a figure, a file not there: left as they were
+    assert (
+        sized[3]
+        == '<img src="../_images/plot.svg" width="100"><img src="../_static/logo.svg"><img src="../_images/gone.svg">'
+    )
+
+
 def test_icons_become_inline_svg(tmp_path):
     (tmp_path / "solid").mkdir()
     (tmp_path / "solid" / "bars.svg").write_text('<svg viewBox="0 0 448 512"><!-- c --><path d="M0 96z"/></svg>')
@@ -218,8 +246,11 @@ def test_a_complying_report_has_no_problems():
 
 def test_each_fault_is_reported_where_it_matters():
     wide = {"kind": "code", "width": 900, "box": 753, "chars": 104, "line": "x" * 104, "first": "x", "section": "1.1"}
+    wide |= {"cue": True, "columns": 0}
     assert kinds(site_check.problems_of(report(wide=[wide]), phone=False)) == ["wide"]
     assert site_check.problems_of(report(wide=[wide]), phone=True) == []  # a phone scrolls inside the block
+    # ... with a shade on the edge that shows it does
+    assert kinds(site_check.problems_of(report(wide=[dict(wide, cue=False)]), phone=True)) == ["clipped"]
     assert kinds(site_check.problems_of(report(pageWidth=600), phone=True)) == ["sideways"]
     small = dict(IMAGE, shown=400)  # 0.57 of natural size
     assert kinds(site_check.problems_of(report(images=[small]), phone=False)) == ["figure", "figure"]
