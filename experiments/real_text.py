@@ -57,8 +57,8 @@ CORPUS_SHA256 = "71f2ff5d99bdc1f9c48c5c2353ad138201c5ca1c377e0226857ef8fa89b8bce
 TRAIN_FRACTION = 0.9
 SEEDS = (0, 1, 2, 3, 4)
 MODEL: dict[str, Any] = {"d_model": 64, "n_heads": 4, "n_layers": 2, "d_ff": 128}
-TRAIN: dict[str, Any] = {"train_len": 64, "batch_size": 16, "steps": 300, "lr": 3e-3, "log_every": 50}
-EVAL: dict[str, Any] = {"factors": [1, 2, 4, 8], "bucket": 32, "sequences": 48, "key_set_sequences": 24}
+TRAIN: dict[str, Any] = {"train_len": 64, "batch_size": 8, "steps": 200, "lr": 3e-3, "log_every": 50}
+EVAL: dict[str, Any] = {"factors": [1, 2, 4, 8], "bucket": 32, "sequences": 24, "key_set_sequences": 12}
 # key sets of the two-cause test: (name, number of keys, stride); queries at positions [4L, 8L) of an 8L sequence
 KEY_SETS: list[tuple[str, str, int]] = [
     ("dilated_2", "L", 2),
@@ -69,9 +69,9 @@ KEY_SETS: list[tuple[str, str, int]] = [
 EXTENSION: dict[str, Any] = {
     "methods": list(extension.METHODS),
     "factors": [2, 4],
-    "dynamic_bucket": 32,
+    "dynamic_bucket": 64,
     "fine_tuned": list(extension.FINE_TUNED),
-    "fine_tune": {"steps": 20, "batch_size": 8, "lr": 1e-3, "seed_offset": 10000},
+    "fine_tune": {"steps": 10, "batch_size": 4, "lr": 1e-3, "seed_offset": 10000},
 }
 ENTROPY: dict[str, Any] = {"factor": 4, "sequences": 16}
 # a short run of every measurement, re-trained by the test
@@ -354,7 +354,7 @@ def _expected_cost(spec: dict) -> float:
     """Rough CPU seconds of a run on an idle core (measured), for the estimate and to start the longest first."""
     if spec.get("reference"):
         return 3.0
-    return {"rope": 36.0, "learned": 22.0}.get(spec["scheme"], 28.0)
+    return {"rope": 14.0, "learned": 8.0}.get(spec["scheme"], 10.0)
 
 
 # --- provenance and output ----------------------------------------------------------------------
