@@ -38,7 +38,7 @@ help:
 	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; reports performance"
 	@echo "                 against its targets, fails below accessibility, best practices or SEO 1.0"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
-	@echo "make experiments - re-train chapter 12's models and rewrite book/data/experiments.json"
+	@echo "make experiments - re-train chapters 12 and 13's models; rewrites book/data/experiments.json and real_text.json"
 	@echo "make student   - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
 	@echo "make bench     - time posenc_lib against HF transformers, torchtune, rotary-embedding-torch; writes book/data/bench.*"
 	@echo "make venv      - set up .venv (torch and the pinned packages of requirements*.txt and constraints.txt)"
@@ -176,9 +176,12 @@ refresh-notebooks: $(STAMP)
 student: $(STAMP)
 	$(BIN)/python tools/make_student.py --nbgrader nbgrader_course
 
-# train the tiny Transformers of chapter 11 (a few minutes on 2 cores); writes the results the chapter reads
+# train the tiny Transformers of chapters 12 and 13 and write the results they read: the synthetic tasks (a few
+# minutes on 2 cores), then the byte-level models on real text (real_text.py prints its own estimate first)
 experiments: $(STAMP)
+	@echo "make experiments: the synthetic runs take a few minutes on 2 idle cores, the real-text runs about 10 more"
 	$(BIN)/python experiments/run_experiments.py --out book/data/experiments.json
+	$(BIN)/python experiments/real_text.py --out book/data/real_text.json
 
 # the peers for `make bench`; torchtune on its own line with --no-deps (`import torchtune` needs torchao,
 # datasets and more; bench/bench.py loads only its modules/position_embeddings.py, which needs only torch)
