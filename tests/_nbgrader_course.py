@@ -66,8 +66,10 @@ return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # Va
     "my_rope_interleaved": "return pe.apply_rope(x, positions, base=base, layout='interleaved')",
     "my_alibi_slopes": "return pe.alibi_slopes(n_heads)",
     "my_ntk_frequencies": "return pe.ntk_aware_frequencies(pe.rope_frequencies(head_dim, base), factor)",
-    "my_t5_bucket": "return pe.t5_relative_position_bucket(relative_position, bidirectional=bidirectional, "
-    "num_buckets=num_buckets, max_distance=max_distance)",
+    "bucket_starts": """per = num_buckets // 2 if bidirectional else num_buckets
+t = torch.arange(4 * max_distance + per)
+b = pe.t5_relative_position_bucket(-t, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+return [int(t[b == k][0]) if (b == k).any() else None for k in range(per)]""",
     "interleaved_to_half": "return x[..., pe.interleaved_to_half_permutation(x.shape[-1])]",
     # (at exactly 1 or 4 turns the blend equals theta / 8 or theta, so the library's output cannot tell the groups there)
     "llama3_groups": """new = pe.llama3_frequencies(frequencies, original_max_len=original_len)

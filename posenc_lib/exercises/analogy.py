@@ -48,7 +48,7 @@ def reference_input(words: list[str], d_model: int, first: int = 0) -> torch.Ten
     return out
 
 
-def _unpadded(wrong: Callable[[list[str], int, int], torch.Tensor]) -> Callable[..., torch.Tensor | None]:
+def _unpadded(wrong: Callable[[list[str], int, int], torch.Tensor | None]) -> Callable[..., torch.Tensor | None]:
     """A wrong answer for chunks without pads only (``None`` on a padded chunk)."""
     return lambda w, d, f: None if PAD in w else wrong(w, d, f)
 

@@ -1,10 +1,11 @@
-"""Checkers for chapter 7 (relative position biases): T5's buckets, and the buckets training never reaches.
+"""Checkers for chapter 7 (relative position biases): where T5's buckets start, and the buckets training never reaches.
 
-- ``check_t5_bucket(fn)``: ``fn(relative_position, bidirectional=True, num_buckets=32,
-  max_distance=128)`` returns T5's bucket for every entry of an integer tensor; the reference is
-  :func:`posenc_lib.t5_relative_position_bucket`, which with :class:`posenc_lib.T5RelativeBias` is
-  switched off while the answer runs. The cases avoid the few settings where float64 and float32
-  arithmetic put a distance in different buckets, so an answer in either precision passes.
+- ``check_bucket_starts(fn)``: ``fn(num_buckets=32, max_distance=128, bidirectional=False)`` returns,
+  for each bucket of one direction, the smallest past distance in it (``None`` for a bucket no distance
+  reaches): T5's rule inverted, a step the chapter does not show (it scans distances). The reference
+  reads :func:`posenc_lib.t5_relative_position_bucket`, which with :class:`posenc_lib.T5RelativeBias`
+  is switched off while the answer runs. In the cases the ceiling of the inverted rule is the same in
+  float32 and float64, so an answer in either precision passes.
 - ``check_untrained_buckets(fn)``: ``fn(train_len, num_buckets=32, max_distance=128)`` returns the
   causal T5 buckets (sorted) that training on ``train_len`` tokens never uses.
 """
@@ -17,141 +18,114 @@ from typing import Any
 
 import torch
 
-from ..relative import T5RelativeBias, relative_positions, t5_relative_position_bucket
-from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
+from ..relative import T5RelativeBias, t5_relative_position_bucket
+from ._core import Case, CheckResult, Diagnosis, check_function
 
-# --- T5 relative position buckets --------------------------------------------------------------
-
-
-def _bucket_wrong(
-    relative_position: torch.Tensor,
-    bidirectional: bool = True,
-    num_buckets: int = 32,
-    max_distance: int = 128,
-    *,
-    halve: bool = True,
-    cap: bool = True,
-    causal_abs: bool = False,
-    full_offset: bool = False,
-    rounding: bool = False,
-) -> torch.Tensor:
-    """The bucket rule with one typical mistake switched on (for diagnoses)."""
-    relative_position = relative_position.long()
-    bucket = torch.zeros_like(relative_position)
-    if bidirectional:
-        offset = num_buckets
-        if halve:
-            num_buckets //= 2
-        bucket = bucket + (relative_position > 0).long() * (offset if full_offset else num_buckets)
-        distance = relative_position.abs()
-    else:
-        distance = relative_position.abs() if causal_abs else (-relative_position).clamp(min=0)
-    max_exact = num_buckets // 2
-    scaled = distance.clamp(min=max_exact).float() / max_exact
-    fraction = torch.log(scaled) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
-    log_bucket = max_exact + (fraction.round() if rounding else fraction).long()
-    if cap:
-        log_bucket = log_bucket.clamp(max=num_buckets - 1)
-    return bucket + torch.where(distance < max_exact, distance, log_bucket)
+# --- where each T5 bucket starts ---------------------------------------------------------------
 
 
-def _bucket_cases() -> list[Case]:
-    def case(label: str, relative: torch.Tensor, hint: str = "", **kwargs: Any) -> Case:
-        return Case(label, (relative,), kwargs, t5_relative_position_bucket(relative, **kwargs), hint)
+def _starts(num_buckets: int, max_distance: int, bidirectional: bool) -> list[int | None]:
+    """The smallest past distance of each bucket of one direction (``None``: no distance reaches it).
 
-    return [
-        case("relative positions -200..200, T5's defaults (bidirectional, 32 buckets, 128)", torch.arange(-200, 201)),
-        case(
-            "relative positions -200..200, bidirectional=False",
-            torch.arange(-200, 201),
-            "causal: the distance is max(0, -relative position), so every future key is in bucket 0.",
-            bidirectional=False,
-        ),
-        case(
-            "the (6, 10) matrix relative_positions(6, 10), num_buckets=16, max_distance=64",
-            relative_positions(6, 10),
-            num_buckets=16,
-            max_distance=64,
-        ),
-        case(
-            "relative positions -3000..3000, bidirectional=False, num_buckets=64, max_distance=256",
-            torch.arange(-3000, 3001),
-            "distances beyond max_distance all share the last bucket, n - 1.",
-            bidirectional=False,
-            num_buckets=64,
-            max_distance=256,
-        ),
+    Read off :func:`posenc_lib.t5_relative_position_bucket` on every distance up to a bound past
+    ``max_distance`` (the last bucket holds every larger one).
+    """
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    distance = torch.arange(4 * max_distance + per_direction)  # (t,)
+    bucket = t5_relative_position_bucket(
+        -distance, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    starts: list[int | None] = []
+    for k in range(per_direction):
+        hits = torch.nonzero(bucket == k)
+        starts.append(int(distance[hits[0, 0]]) if len(hits) else None)
+    return starts
+
+
+def _formula_starts(
+    num_buckets: int, max_distance: int, bidirectional: bool, *, rounding: str = "ceil", empty: bool = True
+) -> list[int | None]:
+    """The starts from the inverted rule with one typical mistake switched on (for diagnoses)."""
+    n = num_buckets // 2 if bidirectional else num_buckets
+    exact = n // 2
+    starts: list[int | None] = list(range(exact))
+    for k in range(exact, n):
+        value = exact * (max_distance / exact) ** ((k - exact) / (n - exact))
+        starts.append(math.ceil(value) if rounding == "ceil" else int(value))
+    if empty:
+        starts = [t if k == n - 1 or t != starts[k + 1] else None for k, t in enumerate(starts)]
+    return starts
+
+
+def _compare_starts(got: Any, expected: list[int | None]) -> bool:
+    if isinstance(got, torch.Tensor):
+        got = got.tolist()
+    if not isinstance(got, (list, tuple)) or len(got) != len(expected):
+        return False
+    return all(
+        (g is None and e is None) or (e is not None and g is not None and not isinstance(g, bool) and g == e)
+        for g, e in zip(got, expected)
+    )
+
+
+def check_bucket_starts(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(num_buckets=32, max_distance=128, bidirectional=False)``: the first distance of each bucket.
+
+    The answer is a list with one entry per bucket of one direction (``num_buckets``, or half of
+    them when ``bidirectional``): the smallest past distance ``t = -r`` in that bucket, or ``None`` for
+    a bucket no distance reaches. It runs with :func:`posenc_lib.t5_relative_position_bucket` and
+    :class:`posenc_lib.T5RelativeBias` switched off.
+    """
+    settings = [  # (num_buckets, max_distance, bidirectional, hint)
+        (32, 128, False, "T5's decoder: 32 causal buckets, max_distance 128."),
+        (32, 128, True, "T5's encoder: 16 buckets per direction."),
+        (16, 64, False, ""),
+        (32, 32, False, "max_distance 32 with 16 logarithmic buckets: one of them holds no distance at all."),
+        (64, 64, False, "64 buckets, max_distance 64: two buckets hold no distance."),
     ]
-
-
-def _explain_buckets(got: Any, expected: Any) -> str:
-    """Past and future keys at the same distance in the same bucket: the directions are not told apart."""
-    got = torch.as_tensor(got)
-    if (
-        got.shape != expected.shape
-        or got.dim() != 1
-        or got.numel() % 2 == 0
-        or bool((expected == expected.flip(0)).all())
-    ):
-        return ""
-    if bool((got == got.flip(0)).all()):
-        return (
-            "your buckets are the same for relative positions r and -r: in the bidirectional case future keys "
-            "(r > 0) use the upper half of the buckets (add num_buckets // 2)."
+    cases = [
+        Case(
+            f"num_buckets={n}, max_distance={m}, bidirectional={b}",
+            (),
+            {"num_buckets": n, "max_distance": m, "bidirectional": b},
+            _starts(n, m, b),
+            hint,
         )
-    return ""
-
-
-def _compare_buckets(got: Any, expected: Any) -> bool:
-    return arrays_close(got, expected, atol=0.0, rtol=0.0)  # integer buckets: exact
-
-
-def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(relative_position, bidirectional=True, num_buckets=32, max_distance=128)`` against T5's buckets."""
+        for n, m, b, hint in settings
+    ]
     return check_function(
-        "T5 relative position buckets",
+        "Where each T5 bucket starts",
         fn,
-        _bucket_cases(),
+        cases,
         forbidden=(t5_relative_position_bucket, T5RelativeBias),
         hint=(
-            "bidirectional: use half of the buckets per direction (future keys, relative position > 0, add "
-            "num_buckets // 2) and work with |relative position|; causal: distance = max(0, -relative position). "
-            "With n buckets per direction, distances below n // 2 are their own bucket; a larger distance r goes to "
-            "n//2 + int(log(r / (n//2)) / log(max_distance / (n//2)) * (n - n//2)), capped at n - 1."
+            "with n buckets per direction and m = n // 2, bucket k < m starts at k; for k >= m the rule "
+            "m + floor(ln(t/m) / ln(D/m) * (n - m)) >= k gives t >= m (D/m)^((k - m)/(n - m)), so the start is the "
+            "smallest integer at or above that; a bucket whose start equals the next one's holds no distance."
         ),
         diagnoses=[
             Diagnosis(
-                "your buckets are mirrored: the relative position is the key's position minus the query's, so keys "
-                "in the past are negative and use the lower half of the buckets.",
-                lambda r, **kw: t5_relative_position_bucket(-r, **kw),
+                "only the first m = n // 2 buckets hold one distance each (bucket k < m starts at k); from m on a "
+                "bucket holds a range of distances that widens logarithmically up to max_distance.",
+                lambda **kw: list(range(kw["num_buckets"] // 2 if kw["bidirectional"] else kw["num_buckets"])),
             ),
             Diagnosis(
-                "in the bidirectional case each direction gets only half of the buckets (num_buckets // 2); "
-                "the exact and logarithmic ranges are computed from that half.",
-                lambda r, **kw: _bucket_wrong(r, **kw, halve=False),
+                "two buckets got the same start: when a step of one distance jumps over a bucket, that bucket holds "
+                "no distance at all. Return None for it (its start is also the next bucket's start).",
+                lambda **kw: _formula_starts(**kw, empty=False),
             ),
             Diagnosis(
-                "distances beyond max_distance must all share the last bucket of their direction: cap the "
-                "logarithmic bucket at (buckets per direction) - 1.",
-                lambda r, **kw: _bucket_wrong(r, **kw, cap=False),
+                "you rounded down: the start of bucket k is the smallest integer t with t >= m (D/m)^((k-m)/(n-m)), "
+                "the ceiling; the floor is a distance that still belongs to bucket k - 1.",
+                lambda **kw: _formula_starts(**kw, rounding="floor"),
             ),
             Diagnosis(
-                "with bidirectional=False only the past counts: the distance is max(0, -relative position), so every "
-                "future key falls into bucket 0 (the causal mask hides those keys anyway). You used |relative position|.",
-                lambda r, **kw: _bucket_wrong(r, **kw, causal_abs=True),
-            ),
-            Diagnosis(
-                "future keys are shifted by num_buckets // 2 (the half each direction gets), not by the full "
-                "num_buckets: halve first, then add the halved count for relative position > 0.",
-                lambda r, **kw: _bucket_wrong(r, **kw, full_offset=True),
-            ),
-            Diagnosis(
-                "you rounded the logarithmic bucket; T5 truncates it (int(...), .long() or floor) before the cap.",
-                lambda r, **kw: _bucket_wrong(r, **kw, rounding=True),
+                "in the bidirectional case each direction has num_buckets // 2 buckets; the list has one entry per "
+                "bucket of one direction, with m and n computed from that half.",
+                lambda **kw: _starts(kw["num_buckets"] * 2, kw["max_distance"], True) if kw["bidirectional"] else None,
             ),
         ],
-        compare=_compare_buckets,
-        explain=_explain_buckets,
+        compare=_compare_starts,
     )
 
 

@@ -26,9 +26,10 @@ LIBRARY_CALLS = {
     "check_rope_interleaved": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base, layout="interleaved"),
     "check_alibi_slopes": lambda n: pe.alibi_slopes(n),
     "check_ntk_frequencies": lambda d, s, base=10000.0: pe.ntk_aware_frequencies(pe.rope_frequencies(d, base), s),
-    "check_t5_bucket": lambda r, bidirectional=True, num_buckets=32, max_distance=128: pe.t5_relative_position_bucket(
-        r, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
-    ),
+    "check_bucket_starts": lambda num_buckets=32, max_distance=128, bidirectional=False: [
+        int(pe.t5_relative_position_bucket(-torch.arange(4 * max_distance), num_buckets=num_buckets).eq(k).nonzero()[0])
+        for k in range(num_buckets)
+    ],
 }
 
 
@@ -168,7 +169,13 @@ def lookup_via_a_bound_method(table, positions, _forward=BUILT_BEFORE["learned"]
 # checker -> (an answer that gets its result from the forbidden code, the public name the verdict must give)
 LIBRARY_ANSWERS = {
     "check_alibi_slopes": (pe.alibi_slopes, "posenc_lib.alibi_slopes"),
-    "check_t5_bucket": (pe.t5_relative_position_bucket, "posenc_lib.t5_relative_position_bucket"),
+    "check_bucket_starts": (
+        lambda num_buckets=32, max_distance=128, bidirectional=False, _b=pe.t5_relative_position_bucket: [
+            int(_b(-torch.arange(4 * max_distance), num_buckets=num_buckets).eq(k).nonzero()[0])
+            for k in range(num_buckets)
+        ],
+        "posenc_lib.t5_relative_position_bucket",
+    ),
     "check_shift_matrix": (pe.shift_matrix, "posenc_lib.shift_matrix"),
     "check_next_row": (
         lambda row, _m=pe.shift_matrix: _m(1, len(row)).numpy() @ row,

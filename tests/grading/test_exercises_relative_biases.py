@@ -1,148 +1,126 @@
-"""Chapter 7's checkers (T5's buckets; the buckets a short training never reaches) fail on the stub and on
+"""Chapter 7's checkers (where T5's buckets start; the buckets a short training never reaches) fail on the stub and on
 typical wrong answers (with the matching hint), and pass on right answers written from scratch."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_t5_bucket, check_untrained_buckets
+from posenc_lib.exercises import check_bucket_starts, check_untrained_buckets
 
 
 def stub(*args, **kwargs):
     raise NotImplementedError()
 
 
-# --- T5 buckets: right answers, without posenc_lib ---------------------------------------------
+# --- where each T5 bucket starts ----------------------------------------------------------------
 
 
-def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128, *, dtype=torch.float32):
-    out = torch.zeros_like(relative_position)
-    if bidirectional:
-        num_buckets //= 2
-        out += (relative_position > 0).long() * num_buckets
-        distance = relative_position.abs()
-    else:
-        distance = torch.clamp(-relative_position, min=0)
-    exact = num_buckets // 2
-    ratio = torch.log(distance.to(dtype).clamp(min=exact) / exact) / math.log(max_distance / exact)
-    large = torch.clamp(exact + (ratio * (num_buckets - exact)).long(), max=num_buckets - 1)
-    return out + torch.where(distance < exact, distance, large)
+def starts_by_inversion(num_buckets=32, max_distance=128, bidirectional=False, *, dtype=float):
+    """The notebook's solution: the inverted rule, ceiling, None where two starts coincide."""
+    n = num_buckets // 2 if bidirectional else num_buckets
+    exact = n // 2
+    starts = list(range(exact))
+    for k in range(exact, n):
+        starts.append(
+            math.ceil(dtype(exact) * (dtype(max_distance) / dtype(exact)) ** dtype((k - exact) / (n - exact)))
+        )
+    return [t if k == n - 1 or t < starts[k + 1] else None for k, t in enumerate(starts)]
 
 
-def t5_bucket_python(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    """A plain-Python loop in float64 (math.log), the way one might write it first."""
+def starts_by_scanning(num_buckets=32, max_distance=128, bidirectional=False):
+    """Written another way: T5's rule written out in Python, scanned over distances."""
+    n = num_buckets // 2 if bidirectional else num_buckets
+    exact = n // 2
 
-    def one(r):
-        n, offset = num_buckets, 0
-        if bidirectional:
-            n //= 2
-            offset = n if r > 0 else 0
-            r = abs(r)
-        else:
-            r = max(0, -r)
-        exact = n // 2
-        if r < exact:
-            return offset + r
-        return offset + min(n - 1, exact + int(math.log(r / exact) / math.log(max_distance / exact) * (n - exact)))
+    def bucket(t):
+        if t < exact:
+            return t
+        return min(n - 1, exact + int(math.log(t / exact) / math.log(max_distance / exact) * (n - exact)))
 
-    flat = [one(int(r)) for r in relative_position.flatten()]
-    return torch.tensor(flat).reshape(relative_position.shape)
-
-
-def test_t5_passes_on_right_answers_in_float32_and_float64(capsys):
-    assert check_t5_bucket(t5_bucket)
-    assert check_t5_bucket(lambda *a, **k: t5_bucket(*a, **k, dtype=torch.float64))
-    assert check_t5_bucket(t5_bucket_python)
-    assert "PASS" in capsys.readouterr().out
-
-
-def mirrored(relative_position, **kwargs):
-    return t5_bucket(-relative_position, **kwargs)
-
-
-def not_halved(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    if bidirectional:
-        distance = relative_position.abs()
-        exact = num_buckets // 2
-        ratio = torch.log(distance.float().clamp(min=exact) / exact) / math.log(max_distance / exact)
-        large = torch.clamp(exact + (ratio * (num_buckets - exact)).long(), max=num_buckets - 1)
-        return (relative_position > 0).long() * num_buckets + torch.where(distance < exact, distance, large)
-    return t5_bucket(relative_position, bidirectional, num_buckets, max_distance)
-
-
-def uncapped(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    out = torch.zeros_like(relative_position)
-    if bidirectional:
-        num_buckets //= 2
-        out += (relative_position > 0).long() * num_buckets
-        distance = relative_position.abs()
-    else:
-        distance = torch.clamp(-relative_position, min=0)
-    exact = num_buckets // 2
-    ratio = torch.log(distance.float().clamp(min=exact) / exact) / math.log(max_distance / exact)
-    return out + torch.where(distance < exact, distance, exact + (ratio * (num_buckets - exact)).long())
-
-
-def causal_abs(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    if not bidirectional:
-        return t5_bucket(-relative_position.abs(), False, num_buckets, max_distance)
-    return t5_bucket(relative_position, True, num_buckets, max_distance)
-
-
-def rounded(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    """round() instead of truncation for the logarithmic buckets."""
-    out = torch.zeros_like(relative_position)
-    if bidirectional:
-        num_buckets //= 2
-        out += (relative_position > 0).long() * num_buckets
-        distance = relative_position.abs()
-    else:
-        distance = torch.clamp(-relative_position, min=0)
-    exact = num_buckets // 2
-    ratio = torch.log(distance.float().clamp(min=exact) / exact) / math.log(max_distance / exact)
-    large = torch.clamp(exact + (ratio * (num_buckets - exact)).round().long(), max=num_buckets - 1)
-    return out + torch.where(distance < exact, distance, large)
+    first = {}
+    for t in range(4 * max_distance):
+        first.setdefault(bucket(t), t)
+    return [first.get(k) for k in range(n)]
 
 
 @pytest.mark.parametrize(
-    "wrong,hint",
-    [
-        (mirrored, "mirrored"),
-        (not_halved, "only half of the buckets"),
-        (uncapped, "share the last bucket"),
-        (causal_abs, "only the past counts"),
-        (rounded, "you rounded"),
-        (
-            lambda r, bidirectional=True, num_buckets=32, max_distance=128: r.abs().clamp(max=num_buckets - 1),
-            "same for relative positions r and -r",
-        ),
-    ],
-    ids=["mirrored", "not-halved", "uncapped", "causal-abs", "rounded", "clipped-distance"],
+    "answer",
+    [starts_by_inversion, lambda **kw: starts_by_inversion(**kw, dtype=np.float32), starts_by_scanning],
+    ids=["inverted", "inverted-float32", "scanned"],
 )
-def test_t5_fails_on_wrong_answers_with_the_right_hint(wrong, hint, capsys):
-    result = check_t5_bucket(wrong)
-    assert not result and not result.hint.startswith("bidirectional: use half")
+def test_bucket_starts_passes_right_answers(answer):
+    assert check_bucket_starts(answer)
+
+
+def test_the_reference_is_the_library_rule():
+    """The checker's reference: the first distance of each causal bucket of T5 with 32 buckets, max 128."""
+    starts = starts_by_scanning()
+    assert starts[:17] == list(range(17)) and starts[-1] == 113  # the chapter's "from 113 on"
+    assert starts_by_scanning(32, 32)[20] is None
+
+
+def no_empty(num_buckets=32, max_distance=128, bidirectional=False):
+    n = num_buckets // 2 if bidirectional else num_buckets
+    exact = n // 2
+    return list(range(exact)) + [
+        math.ceil(exact * (max_distance / exact) ** ((k - exact) / (n - exact))) for k in range(exact, n)
+    ]
+
+
+def floored(num_buckets=32, max_distance=128, bidirectional=False):
+    n = num_buckets // 2 if bidirectional else num_buckets
+    exact = n // 2
+    starts = list(range(exact)) + [
+        int(exact * (max_distance / exact) ** ((k - exact) / (n - exact))) for k in range(exact, n)
+    ]
+    return [t if k == n - 1 or t != starts[k + 1] else None for k, t in enumerate(starts)]
+
+
+def not_halved(num_buckets=32, max_distance=128, bidirectional=False):
+    return starts_by_scanning(num_buckets * 2 if bidirectional else num_buckets, max_distance, bidirectional)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (no_empty, "holds no distance at all"),
+        (floored, "you rounded down"),
+        (not_halved, "each direction has num_buckets // 2"),
+        (lambda **kw: list(range(kw["num_buckets"] // (2 if kw["bidirectional"] else 1))), "bucket k < m starts at k"),
+    ],
+    ids=["no-None", "floor", "not-halved", "all-exact"],
+)
+def test_bucket_starts_fails_wrong_answers_with_their_hint(wrong, hint, capsys):
+    assert not check_bucket_starts(wrong)
     assert hint in capsys.readouterr().out
 
 
-def test_t5_fails_an_answer_that_calls_the_library(capsys):
-    assert not check_t5_bucket(lambda r, **kw: pe.t5_relative_position_bucket(r, **kw))
-    module = pe.T5RelativeBias(1)
-    result = check_t5_bucket(lambda r, **kw: module.buckets(1, 1) + pe.relative_positions(1)[0, 0] + r * 0)
+def test_bucket_starts_fails_an_answer_that_calls_the_library(capsys):
+    def scan_the_library(num_buckets=32, max_distance=128, bidirectional=False):
+        t = torch.arange(4 * max_distance)
+        bucket = pe.t5_relative_position_bucket(
+            -t, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+        )
+        n = num_buckets // 2 if bidirectional else num_buckets
+        return [int(t[bucket == k][0]) if (bucket == k).any() else None for k in range(n)]
+
+    result = check_bucket_starts(scan_the_library)
     assert not result and result.reason == "calls the library"
+    assert "posenc_lib.t5_relative_position_bucket" in capsys.readouterr().out
 
 
 def test_stubs_fail_with_not_implemented(capsys):
-    assert not check_t5_bucket(stub)
+    assert not check_bucket_starts(stub)
     assert "not implemented" in capsys.readouterr().out
 
 
 def test_crash_and_non_function(capsys):
-    assert not check_t5_bucket(lambda r, **kw: r.float().log2().long().numpy().foo)
+    assert not check_bucket_starts(lambda **kw: [None] * "x")
     assert "raised" in capsys.readouterr().out
-    assert not check_t5_bucket(None)
+    assert not check_bucket_starts(None)
 
 
 # --- T5 buckets a short training never reaches (chapter 7) ------------------------------------
