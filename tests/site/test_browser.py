@@ -528,7 +528,7 @@ def test_figures_and_diagrams_follow_the_theme_with_readable_text(site):
         if p.startswith("book/") and (site / "_sources" / p).with_suffix(".ipynb").exists()
     ]
     assert chapters, "no notebook pages were built"
-    measured = {}
+    measured, cards = {}, {}
     with site_check.serve(site) as base, site_check.browser() as browser:
         for mode in ("light", "dark"):
             context = site_check.new_context(browser, color_scheme=mode)
@@ -556,6 +556,9 @@ def test_figures_and_diagrams_follow_the_theme_with_readable_text(site):
                     )
                     image.evaluate("img => img.scrollIntoView({block: 'center'})")
                     card, ink = card_and_ink(page.screenshot(clip=image.bounding_box()))
+                    cards[(mode, relative, i)] = image.evaluate(
+                        "img => { const s = getComputedStyle(img); return [s.padding, s.borderRadius, s.width]; }"
+                    )
                     measured[(mode, relative, i)] = {
                         "card vs page": contrast(card, css_rgb(background)),
                         "text vs card": contrast(ink, card),
@@ -569,6 +572,10 @@ def test_figures_and_diagrams_follow_the_theme_with_readable_text(site):
         assert m["text vs card"] >= 4.5 and m["text vs page"] >= 4.5, where  # WCAG AA for text
         assert m["card vs page"] < 1.3, where  # the card follows the page: no white card on a dark page
         assert (m["card luminance"] < 0.05) if mode == "dark" else (m["card luminance"] > 0.9), where
+    # one card style: padding, corners and drawn width the same in both themes (the theme's own dark-mode
+    # image rule pads images by 8 px, which shrank figures and their text on a phone)
+    for (mode, relative, i), style in cards.items():
+        assert style == cards[("light", relative, i)], (mode, relative, i, style, cards[("light", relative, i)])
 
 
 def css_rgb(colour: str) -> tuple[float, float, float]:
