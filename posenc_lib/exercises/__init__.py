@@ -15,6 +15,7 @@ from .experiments import check_directional_alibi, check_interpolate
 from .interview_questions import check_interleaved_to_half
 from .learned import check_position_lookup
 from .long_context import check_llama3_groups, check_ntk_frequencies
+from .real_text import check_key_set_mask
 from .relative_biases import check_bucket_starts, check_untrained_buckets
 from .rope import check_rope_half, check_rope_interleaved
 from .sinusoidal import check_next_row, check_shift_matrix
@@ -35,4 +36,4 @@ __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_bucket_starts", "check_untrained_buckets"]
 __all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
 __all__ += ["check_add_positions", "check_next_row", "check_position_lookup", "check_shift_matrix"]
-__all__ += ["check_position_share"]
+__all__ += ["check_key_set_mask", "check_position_share"]
