@@ -246,6 +246,51 @@ def test_every_page_keeps_its_budgets(site, reports):
     assert len({r.page for r in reports}) >= 15  # every page was measured
 
 
+# ------------------------------------------------------------------ a page that reads as a lesson
+# On a laptop (1366 px), the share of a page's height that is code a reader sees (folded cells, MyST-NB's
+# hide-input, not counted) and the longest printed output. The goal: code at most a quarter of the page,
+# no printed output over 12 lines. Pages above it have their own ceiling, measured on 2026-12-02 after
+# plotting and statistics helpers were folded and chapter 12's results became tables (before, in the
+# comment): lower one when a chapter gets there, never raise it without a reason written next to it.
+# Ceilings are the measurement plus 0.02 (figures and text of other chapters' edits move page heights).
+CODE_SHARE_GOAL = 0.25
+CODE_SHARE_CEILING = {
+    "01_why_order_matters": 0.28,  # 25.5 % (26.9 % before)
+    "02_analogy": 0.30,  # 27.8 % (27.7 %)
+    "03_sinusoidal": 0.29,  # 26.3 % (27.7 %)
+    "05_rope": 0.33,  # 30.2 % (31.3 %)
+    "07_relative_biases": 0.30,  # 27.9 % (29.1 %)
+    "08_long_context": 0.33,  # 30.7 % (30.6 %)
+    "09_where_it_plugs_in": 0.28,  # 25.7 % (25.6 %)
+    "10_choosing": 0.28,  # 25.5 % (25.4 %)
+    # 48.1 % (36.1 %): the same code on a page a quarter shorter, each question now shown once
+    "11_interview_questions": 0.50,
+}
+# (chapter 4: 21.4 %, 6: 23.8 %, 12: 21.0 %, was 30.5 %: its helpers folded, its results tables)
+OUTPUT_LINES_GOAL = 12
+OUTPUT_LINES_CEILING = {
+    "03_sinusoidal": 22,  # 22 (22)
+    "05_rope": 28,  # 28 (28)
+    "12_experiments": 18,  # 18, the run's provenance (25 before its results became tables)
+}
+
+
+def test_code_and_printed_output_keep_to_the_lesson_budget(reports):
+    over = {}
+    laptop = [r for r in reports if r.width == site_check.DESKTOP["width"] and r.page.startswith("book/")]
+    for r in laptop:
+        shares = r.raw["shares"]
+        name = r.page.removeprefix("book/").removesuffix(".html")
+        code_ceiling = CODE_SHARE_CEILING.get(name, CODE_SHARE_GOAL)
+        lines_ceiling = OUTPUT_LINES_CEILING.get(name, OUTPUT_LINES_GOAL)
+        if shares["code"] > code_ceiling + 0.005:
+            over[name] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.0%}"
+        if shares["outputLines"] > lines_ceiling:
+            over[name] = over.get(name, "") + f" printed output of {shares['outputLines']} lines > {lines_ceiling}"
+    assert not over, over
+    assert len(laptop) >= 12 and any(r.raw["shares"]["code"] > 0.1 for r in laptop), "no code measured"
+
+
 # ------------------------------------------------------------------ the checks can fail
 
 
