@@ -199,7 +199,9 @@ PAGE_BUDGET_KIB = {
     # 66.0 (chapter 12): a chapter's text, code and outputs; chapter 12 also embeds the stored accuracy
     # curves its explorable draws (was 50.4 before the explorables and questions)
     "html": 76,
-    "css": 34,  # 29.9: the page's purged bundle
+    # 34.3 (chapter 1): the page's purged bundle; 29.9 before the phone header, scroll shades, phone tables and
+    # result tables of course.css (issue 27)
+    "css": 36,
     "js": 80,  # 69.7 (the search page and its index); 42.9 on a chapter, 59 with the explorables' script
     "font": 84,  # 73.9 (the appendix): the KaTeX faces a page uses; 115 before the GitHub glyph went
     "image": 190,  # 165.4 (chapter 12): its figures
