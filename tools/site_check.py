@@ -234,9 +234,10 @@ async (timeoutMs) => {
     // and the longest printed output, in lines
     shares: (() => {
       const height = doc.scrollHeight;
-      const sum = (els) => els.filter((el) => el.getClientRects().length > 0)
-        .reduce((total, el) => total + el.getBoundingClientRect().height, 0);
-      const outputs = inArticle('.cell_output pre').filter((el) => el.getClientRects().length > 0);
+      // (the content of a closed <details>, a folded cell, keeps its boxes in Chromium: not seen)
+      const seen = (el) => el.getClientRects().length > 0 && !el.closest('details:not([open])');
+      const sum = (els) => els.filter(seen).reduce((total, el) => total + el.getBoundingClientRect().height, 0);
+      const outputs = inArticle('.cell_output pre').filter(seen);
       return {
         height,
         code: sum(inArticle('.cell_input')) / height,

@@ -213,7 +213,9 @@ PAGE_BUDGET_KIB = {
     # 66.0 (chapter 12): a chapter's text, code and outputs; chapter 12 also embeds the stored accuracy
     # curves its explorable draws (was 50.4 before the explorables and questions)
     "html": 76,
-    "css": 34,  # 29.9: the page's purged bundle
+    # 34.3 (chapter 1): the page's purged bundle; 29.9 before the phone header, scroll shades, phone tables and
+    # result tables of course.css (issue 27)
+    "css": 36,
     "js": 80,  # 69.7 (the search page and its index); 42.9 on a chapter, 59 with the explorables' script
     "font": 84,  # 73.9 (the appendix): the KaTeX faces a page uses; 115 before the GitHub glyph went
     "image": 190,  # 165.4 (chapter 12): its figures
@@ -258,6 +260,51 @@ def test_every_page_keeps_its_budgets(site, reports):
     over = budget_overruns(site, reports)
     assert not over, "\n".join(f"{page}: " + "; ".join(items) for page, items in over.items())
     assert len({r.page for r in reports}) >= 15  # every page was measured
+
+
+# ------------------------------------------------------------------ a page that reads as a lesson
+# On a laptop (1366 px), the share of a page's height that is code a reader sees (folded cells, MyST-NB's
+# hide-input, not counted) and the longest printed output. The goal: code at most a quarter of the page,
+# no printed output over 12 lines. Pages above it have their own ceiling, measured on 2026-12-02 after
+# plotting and statistics helpers were folded and chapter 12's results became tables (before, in the
+# comment): lower one when a chapter gets there, never raise it without a reason written next to it.
+# Ceilings are the measurement plus 0.02 (figures and text of other chapters' edits move page heights).
+CODE_SHARE_GOAL = 0.25
+CODE_SHARE_CEILING = {
+    "01_why_order_matters": 0.28,  # 25.5 % (26.9 % before)
+    "02_analogy": 0.30,  # 27.8 % (27.7 %)
+    "03_sinusoidal": 0.29,  # 26.3 % (27.7 %)
+    "05_rope": 0.33,  # 30.2 % (31.3 %)
+    "07_relative_biases": 0.30,  # 27.9 % (29.1 %)
+    "08_long_context": 0.33,  # 30.7 % (30.6 %)
+    "09_where_it_plugs_in": 0.28,  # 25.7 % (25.6 %)
+    "10_choosing": 0.28,  # 25.5 % (25.4 %)
+    # 48.1 % (36.1 %): the same code on a page a quarter shorter, each question now shown once
+    "11_interview_questions": 0.50,
+}
+# (chapter 4: 21.4 %, 6: 23.8 %, 12: 21.0 %, was 30.5 %: its helpers folded, its results tables)
+OUTPUT_LINES_GOAL = 12
+OUTPUT_LINES_CEILING = {
+    "03_sinusoidal": 22,  # 22 (22)
+    "05_rope": 28,  # 28 (28)
+    "12_experiments": 18,  # 18, the run's provenance (25 before its results became tables)
+}
+
+
+def test_code_and_printed_output_keep_to_the_lesson_budget(reports):
+    over = {}
+    laptop = [r for r in reports if r.width == site_check.DESKTOP["width"] and r.page.startswith("book/")]
+    for r in laptop:
+        shares = r.raw["shares"]
+        name = r.page.removeprefix("book/").removesuffix(".html")
+        code_ceiling = CODE_SHARE_CEILING.get(name, CODE_SHARE_GOAL)
+        lines_ceiling = OUTPUT_LINES_CEILING.get(name, OUTPUT_LINES_GOAL)
+        if shares["code"] > code_ceiling + 0.005:
+            over[name] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.0%}"
+        if shares["outputLines"] > lines_ceiling:
+            over[name] = over.get(name, "") + f" printed output of {shares['outputLines']} lines > {lines_ceiling}"
+    assert not over, over
+    assert len(laptop) >= 12 and any(r.raw["shares"]["code"] > 0.1 for r in laptop), "no code measured"
 
 
 # ------------------------------------------------------------------ the checks can fail
@@ -384,23 +431,25 @@ def test_a_jump_from_the_contents_lands_on_its_section_on_a_phone(site):
     with site_check.serve(site) as base, site_check.browser() as browser:
         context = site_check.new_context(browser, phone=True)
         for relative in LONGEST_CHAPTERS:
-            problems[relative] = site_check.check_contents_jumps(context, base + relative)
+            problems[relative] = site_check.check_contents_jumps(context, base + relative, last=4)
     assert not any(problems.values()), problems
 
 
 def test_the_jump_check_fails_when_sections_are_laid_out_late(site, tmp_path):
-    # the site before: sections far from the screen counted 1500 px tall even after a jump, and
-    # nothing closing the drawer (chapter 5's 5.6 landed 3,421 px short, the drawer open)
-    page = (site / "book" / "05_rope.html").read_text()
+    # the site before: sections far from the screen counted 1500 px tall even after a jump, figures without
+    # a size, and nothing closing the drawer (chapter 5's 5.6 landed 3,421 px short, the drawer open)
+    page = re.sub(r'(<img\b[^>]*?) width="\d+" height="\d+"', r"\1", (site / "book" / "05_rope.html").read_text())
     late = "<style>.bd-article > section > section { content-visibility: auto !important; }</style>"
     faulty = re.sub(r"<script[^>]*course-nav\.js[^>]*></script>", "", page.replace("</head>", late + "</head>", 1))
     assert "course-nav" not in faulty and late in faulty
     root = site_with_page(site, tmp_path, "book/05_rope.html", faulty)
     with site_check.serve(root) as base, site_check.browser() as browser:
         context = site_check.new_context(browser, phone=True)
-        problems = site_check.check_contents_jumps(context, base + "book/05_rope.html")
-    assert any("landed with the section's heading at" in p for p in problems), problems
+        problems = site_check.check_contents_jumps(context, base + "book/05_rope.html", last=6)
+    # (where the jump lands without the fix depends on how far the sections' real heights are from the guess:
+    # 3,421 px short for 5.6 on 2026-12-02; the check's arithmetic is the same as for the drawer and header)
     assert any("drawer stayed open" in p for p in problems), problems
+    assert any("the header names section ''" in p for p in problems), problems
 
 
 # ------------------------------------------------------------------ particular pages
