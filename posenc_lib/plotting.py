@@ -37,7 +37,7 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib import cycler  # re-exported by matplotlib: no package of its own to pin
+from matplotlib.rcsetup import cycler  # matplotlib's own (validating) cycler: no package of its own to pin
 
 COLUMN_WIDTH = 4.7  # inches: the widest figure (451 CSS px) whose 11-pt text stays >= 11 px on a phone
 MIN_FONT_PT = 11.0  # smallest text the helpers draw: 14.7 px at 100 % (SVG: 96 px per inch)
