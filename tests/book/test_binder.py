@@ -11,7 +11,6 @@ import tomllib
 import nbformat
 import pytest
 from packaging.specifiers import SpecifierSet
-
 from packaging.utils import canonicalize_name as canonical
 
 from _helpers import pins, requirement_lines
@@ -20,6 +19,8 @@ from book_files import ROOT, book_config, book_notebooks
 BINDER = ROOT / "binder"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 NOTEBOOKS = book_notebooks()
+
+
 def public(version: str) -> str:
     return version.split("+")[0]  # 2.13.0+cpu -> 2.13.0
 

@@ -1,15 +1,12 @@
 """The website builds with warnings as errors, and a failing notebook fails the build."""
 
-import pathlib
 import re
-import shutil
 
 import nbformat
 import pytest
-import yaml
 
-from book_files import toc_chapters
 from _helpers import scratch_book
+from book_files import toc_chapters
 from conftest import ROOT, build
 from nbval_record import EXECUTED
 

@@ -14,11 +14,10 @@ import pathlib
 import sys
 
 import pytest
-
-from book_files import ROOT
 from packaging.utils import canonicalize_name as canonical
 
 from _helpers import pins
+from book_files import ROOT
 
 LOCAL = {"posenc_lib", "__future__"}
 FOLDERS = {
