@@ -23,10 +23,13 @@ COMMAND = {
 }
 
 
+# what make hands the commands it runs: inside `make test` they carry IN_MAKE_TEST=1 (in the environment too)
+MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "IN_MAKE_TEST")
+
+
 def make_n(*arguments: str) -> str:
-    """What `make -n` prints, run as a fresh make: inside `make test` the variables make passes to its children
-    (MAKEFLAGS, which carries IN_MAKE_TEST=1) would otherwise reach this make too."""
-    env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    """What `make -n` prints, run as a fresh make, not as a child of the `make test` that may be running us."""
+    env = {key: value for key, value in os.environ.items() if key not in MAKE_VARIABLES}
     return subprocess.run(
         ["make", "-n", *arguments], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     ).stdout
