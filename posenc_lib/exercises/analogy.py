@@ -117,7 +117,7 @@ def check_add_positions(fn: Callable[..., Any]) -> CheckResult:
         ),
     ]
     return check_function(
-        "Word + position vectors of a later, padded chunk",
+        "Position vectors of a later, padded chunk",
         fn,
         cases,
         hint=ADD_HINT,

@@ -34,8 +34,10 @@ RUNS = [
 ]
 # Measured on 2026-12-02 (the values in the comments), with headroom; raise one only with a reason.
 # bytes of style rules a page loads and does not use at load: 22,723 (the landing page, phone); PurgeCSS
-# keeps the rules of what appears only later (drawers, the search dialog, folded solutions)
-UNUSED_CSS_BUDGET = 26 * 1024
+# keeps the rules of what appears only later (drawers, the search dialog, folded solutions). Raised from
+# 26 KiB for the phone reading rules (scroll shades, row-by-row tables, the header's section name, print):
+# 26,638 on chapter 5 (phone), measured after they landed
+UNUSED_CSS_BUDGET = 28 * 1024
 DOM_ELEMENTS_BUDGET = 12_000  # Lighthouse's count after load: 10,358 on chapter 5, 7,363 on chapter 12
 
 
