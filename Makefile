@@ -100,9 +100,10 @@ lint: $(STAMP)
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
 # round trip. Within `make test` the steps that need another's output wait for it (the rules under
 # `ifdef IN_MAKE_TEST`) and make runs two at a time, in this order where it can: nbval and npm ci first,
-# then lint and the unit tests beside nbval, the website beside them, its checks beside nbgrader. Each step
+# then lint and the unit tests beside nbval, the website beside them, its checks (the longest step, so
+# listed before nbgrader: it takes the first free slot) beside nbgrader. Each step
 # prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
-TEST_STEPS := test-nbval assets test-lint test-units test-book test-nbgrader test-site
+TEST_STEPS := test-nbval assets test-lint test-units test-book test-site test-nbgrader
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
 	@echo "make test: every step passed"
