@@ -63,6 +63,17 @@ def scratch_book(tmp_path: pathlib.Path, chapter: str, code: str) -> pathlib.Pat
     return source
 
 
+def printed_text(notebook_path: pathlib.Path) -> str:
+    """Everything a notebook's stored code cells printed (their stream outputs), joined."""
+    notebook = nbformat.read(notebook_path, as_version=4)
+    return "".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+
+
 def _stub(*args, **kwargs):
     raise NotImplementedError()
 

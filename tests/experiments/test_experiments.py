@@ -16,12 +16,12 @@ import inspect
 import json
 import pathlib
 
-import nbformat
 import pytest
 import torch
 
 import posenc_lib as pe
 import run_experiments as script
+from _helpers import printed_text
 from book_files import ROOT
 from posenc_lib import training
 from posenc_lib.model import TinyTransformer, TransformerConfig, build_model, count_parameters
@@ -261,13 +261,7 @@ def test_the_stored_model_file_is_the_model_of_the_stored_numbers(results, rope_
 def test_the_chapter_shows_the_stored_results(results):
     """The chapter's printed output (which nbval shows to be what a fresh run prints) carries this file's
     provenance: the chapter reads the file, and was re-executed after the file was last written."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    printed = "".join(
-        output.get("text", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-    )
+    printed = printed_text(NOTEBOOK)
     provenance = results["provenance"]
     for stamp in (provenance["started_utc"], provenance["finished_utc"]):
         assert stamp in printed, f"{NOTEBOOK.name} does not show the results file made at {stamp}: re-execute it"

@@ -11,11 +11,11 @@ import hashlib
 import json
 import math
 
-import nbformat
 import pytest
 import torch
 
 import real_text as script
+from _helpers import printed_text
 from book_files import ROOT
 from posenc_lib.model import SCHEMES, build_model
 
@@ -138,12 +138,6 @@ def test_the_reference_run_is_reproduced(results):
 
 
 def test_the_chapter_shows_the_stored_results(results):
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    printed = "".join(
-        output.get("text", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-    )
+    printed = printed_text(NOTEBOOK)
     for stamp in (results["provenance"]["started_utc"], results["provenance"]["finished_utc"]):
         assert stamp in printed, f"{NOTEBOOK.name} does not show the results file made at {stamp}: re-execute it"
