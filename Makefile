@@ -15,7 +15,7 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-nbval test-book test-site test-nbgrader test-fast test-portability screenshots lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-scratch test-nbval test-book test-site test-nbgrader test-fast test-portability screenshots lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
@@ -27,6 +27,7 @@ help:
 	@echo "  its steps, each runnable alone, in order:"
 	@echo "  make test-lint   - ruff and mypy (make lint)"
 	@echo "  make test-units  - every test that needs no notebook kernel, website, nbgrader or npm"
+	@echo "  make test-scratch - the checks that build a one-chapter scratch book of their own (build failures, explorables)"
 	@echo "  make test-nbval  - every chapter under nbval; keeps the runs in test-artifacts/executed"
 	@echo "  make test-book   - the strict website build, from nbval's runs where there are any"
 	@echo "  make test-nbgrader - generate_assignment and autograde on every chapter"
@@ -100,10 +101,10 @@ lint: $(STAMP)
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
 # round trip. Within `make test` the steps that need another's output wait for it (the rules under
 # `ifdef IN_MAKE_TEST`) and make runs two at a time, in this order where it can: nbval and npm ci first,
-# then lint and the unit tests beside nbval, the website beside them, its checks (the longest step, so
+# then lint, the unit tests and the scratch-book checks (which need no course build) beside nbval, the website, its checks (the longest step, so
 # listed before nbgrader: it takes the first free slot) beside nbgrader. Each step
 # prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
-TEST_STEPS := test-nbval assets test-lint test-units test-book test-site test-nbgrader
+TEST_STEPS := test-nbval assets test-lint test-units test-scratch test-book test-site test-nbgrader
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
 	@echo "make test: every step passed"
@@ -118,7 +119,7 @@ step = @echo "== $@"; start=$$(date +%s); $(1); status=$$?; \
 	echo "== $@: $$(( $$(date +%s) - start )) s$$([ $$status = 0 ] || echo ', FAILED')"; exit $$status
 
 # tests that read the website, the nbgrader round trip or node_modules run in the steps that make them
-UNIT_TESTS := not (book or nbgrader or npm)
+UNIT_TESTS := not (book or nbgrader or npm or scratch)
 
 test-lint: $(STAMP)
 	$(call step,$(MAKE) --no-print-directory lint)
@@ -126,6 +127,12 @@ test-lint: $(STAMP)
 # every test of the library, the exercises' checkers, the tools and the experiments' code
 test-units: $(STAMP)
 	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "$(UNIT_TESTS)" tests)
+
+# the checks that build a small book of their own (tests/_helpers.py's scratch_book): a notebook, a diagram or a
+# formula that fails fails the build; every explorable against posenc_lib. They read no course build, so they
+# run beside nbval, off the path nbval -> test-book -> test-site
+test-scratch: $(STAMP) assets
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "scratch and not book" tests)
 
 # every chapter under nbval; tests/nbval_record.py keeps each run for the website and nbgrader
 # (test-artifacts/executed) and runs each chapter's nbgrader test cells after their answers

@@ -45,15 +45,34 @@ def test_the_build_executes_only_the_notebooks_nbval_did_not_run(built_site):
     assert drawn_somewhere or not built_site.from_nbval
 
 
-@pytest.mark.book
+@pytest.mark.scratch
 def test_a_failing_notebook_fails_the_build(tmp_path):
     result = build(scratch_book(tmp_path, "broken", "1 / 0"), tmp_path / "out")
     assert result.returncode != 0
     assert "ZeroDivisionError" in result.stdout + result.stderr
 
 
-@pytest.mark.book
+@pytest.mark.scratch
 def test_the_same_scratch_book_builds_when_the_notebook_works(tmp_path):
     # control for the test above: its failure comes from the notebook, not from the scratch set-up
     result = build(scratch_book(tmp_path, "works", "1 / 1"), tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+@pytest.mark.scratch
+def test_a_diagram_or_formula_that_cannot_be_drawn_fails_the_build(tmp_path):
+    source = scratch_book(tmp_path, "faulty", "1 + 1")
+    path = source / "book" / "faulty.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(
+        1,
+        nbformat.v4.new_markdown_cell(
+            "A broken diagram:\n\n```{mermaid}\nflowchart TD\n    this is -- not ((valid mermaid\n```\n\n"
+            "and a formula KaTeX cannot read: $\\frac{1}{$."
+        ),
+    )
+    nbformat.write(notebook, path)
+    result = build(source, tmp_path / "out")
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "diagram could not be drawn" in log and "KaTeX cannot typeset" in log, log[-3000:]

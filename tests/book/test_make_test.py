@@ -11,11 +11,12 @@ import pytest
 
 from book_files import ROOT
 
-STEPS = ("test-lint", "test-units", "test-nbval", "test-book", "test-site", "test-nbgrader")
+STEPS = ("test-lint", "test-units", "test-scratch", "test-nbval", "test-book", "test-site", "test-nbgrader")
 # what each step runs (its command in `make -n`)
 COMMAND = {
     "test-lint": "ruff check",
-    "test-units": '-m "not (book or nbgrader or npm)" tests',
+    "test-units": '-m "not (book or nbgrader or npm or scratch)" tests',
+    "test-scratch": '-m "scratch and not book" tests',
     "test-nbval": "pytest -q --nbval --nbval-current-env -p nbval_record book",
     "test-book": "tools/book_build.py",
     "test-site": '-m "book or npm" tests',

@@ -41,7 +41,8 @@ from conftest import ROOT, build
 from posenc_lib import explore
 from posenc_lib.explore.reference import reference
 
-pytestmark = pytest.mark.book
+# a scratch book of its own (make test-scratch); the last test reads the course's website (make test-site)
+pytestmark = pytest.mark.scratch
 
 ARTIFACTS = ROOT / "test-artifacts"
 RESULTS = json.loads((ROOT / "book" / "data" / "experiments.json").read_text())
@@ -698,6 +699,7 @@ def stored_explorables(notebook: pathlib.Path) -> list[str]:
     return found
 
 
+@pytest.mark.book
 def test_every_explorable_on_the_course_site_draws_what_the_library_computes(built_site, contexts):
     assert built_site.ok, built_site.log_tail()
     site = built_site.html
