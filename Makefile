@@ -104,7 +104,7 @@ lint: $(STAMP)
 # then lint, the unit tests and the scratch-book checks (which need no course build) beside nbval, the website, its checks (the longest step, so
 # listed before nbgrader: it takes the first free slot) beside nbgrader. Each step
 # prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
-TEST_STEPS := test-nbval assets test-lint test-units test-scratch test-book test-site test-nbgrader
+TEST_STEPS := test-nbval assets test-lint test-units test-book test-scratch test-site test-nbgrader
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
 	@echo "make test: every step passed"
