@@ -101,8 +101,9 @@ lint: $(STAMP)
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
 # round trip. Within `make test` the steps that need another's output wait for it (the rules under
 # `ifdef IN_MAKE_TEST`) and make runs two at a time, in this order where it can: nbval and npm ci first,
-# then lint, the unit tests and the scratch-book checks (which need no course build) beside nbval, the website, its checks (the longest step, so
-# listed before nbgrader: it takes the first free slot) beside nbgrader. Each step
+# then lint and the unit tests beside nbval, the website (the slot nbval frees), the scratch-book checks (they
+# need no course build) in the other slot, then the site checks (the longest step, listed before nbgrader so
+# it takes the first free slot) beside nbgrader. Each step
 # prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
 TEST_STEPS := test-nbval assets test-lint test-units test-book test-scratch test-site test-nbgrader
 test: prerequisites
