@@ -74,8 +74,9 @@ def site_pages(html: pathlib.Path) -> list[str]:
     return [page for page in site_check.html_pages(html) if page != "index.html"]
 
 
-def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
-    """One Lighthouse run; returns its JSON report."""
+def run_lighthouse(url: str, preset: str, audits: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One Lighthouse run; returns its JSON report. With ``audits``, only those audits (and the categories
+    that hold them) are run."""
     if not LIGHTHOUSE.exists():
         raise RuntimeError(f"{LIGHTHOUSE} is missing: run `python tools/offline_site.py install` (npm ci)")
     command = [
@@ -86,11 +87,12 @@ def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
         "--output-path=stdout",
         "--quiet",
         "--disable-full-page-screenshot",  # a picture of the whole page for the HTML report, which is not written
-        f"--only-categories={','.join(CATEGORIES)}",
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking",
     ]
     if preset == "desktop":
         command.append("--preset=desktop")
+    # Lighthouse runs the union of --only-categories and --only-audits: one of the two
+    command.append(f"--only-audits={','.join(audits)}" if audits else f"--only-categories={','.join(CATEGORIES)}")
     env = dict(os.environ, CHROME_PATH=site_check.chromium_executable())
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     if result.returncode != 0 or not result.stdout.strip().startswith("{"):
@@ -100,13 +102,14 @@ def run_lighthouse(url: str, preset: str) -> dict[str, Any]:
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     """Scores, the main metrics and the audits that lost points in the categories other than performance."""
-    scores = {name: report["categories"][name]["score"] for name in CATEGORIES}
+    categories = report["categories"]  # only those holding an audit that ran (run_lighthouse's ``audits``)
+    scores = {name: categories[name]["score"] if name in categories else None for name in CATEGORIES}
     metrics = {name: report["audits"][name]["displayValue"] for name in METRICS if name in report["audits"]}
     failing = sorted(
         {
             ref["id"]
             for name in CATEGORIES[1:]
-            for ref in report["categories"][name]["auditRefs"]
+            for ref in categories.get(name, {}).get("auditRefs", [])
             if ref.get("weight", 0) > 0 and report["audits"][ref["id"]].get("score") not in (None, 1)
         }
     )

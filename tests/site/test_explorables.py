@@ -267,6 +267,8 @@ def scratch_site(tmp_path_factory) -> pathlib.Path:
     (source / "book" / "data").mkdir()
     shutil.copy(ROOT / "book" / "data" / "experiments.json", source / "book" / "data")
     result = build(source, tmp / "out")
+    # also the control of tests/book/test_book.py's build failures: tests/_helpers.py's scratch set-up, with
+    # notebooks that work, builds strictly (warnings are errors)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     site_check.chromium_executable()
     return tmp / "out" / "_build" / "html"
