@@ -66,6 +66,23 @@ def site(built_site) -> pathlib.Path:
 
 
 @pytest.fixture(scope="module")
+def browser(site):
+    """One Chromium for the tests below that open pages themselves (a launch costs ~1.7 s of CPU); each test
+    opens its own contexts. (check_site runs its own two, one per width, side by side.)"""
+    with site_check.browser() as instance:
+        yield instance
+
+
+@pytest.fixture(autouse=True)
+def close_contexts(request):
+    """The contexts a test opened in the shared browser are closed after it."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in request.getfixturevalue("browser").contexts:
+            context.close()
+
+
+@pytest.fixture(scope="module")
 def reports(site) -> list[site_check.PageReport]:
     """Every page at both widths, inspected once for all the tests below, with a screenshot of each (its first
     screen; the whole page when POSENC_SCREENSHOTS is set). The navigation buttons are clicked on three pages:
@@ -162,9 +179,9 @@ def test_display_formulas_are_at_least_as_large_as_the_text_and_inline_formulas(
     assert any(r.raw["fontSizes"]["display"] for r in reports if r.width == site_check.PHONE["width"])
 
 
-def test_a_printed_page_keeps_its_lines_and_its_solutions_folded(site):
+def test_a_printed_page_keeps_its_lines_and_its_solutions_folded(site, browser):
     chapter = "book/05_rope.html"
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         page = site_check.new_context(browser).new_page()
         page.goto(base + chapter, wait_until="load")
         page.emulate_media(media="print")
@@ -381,10 +398,10 @@ def figure_with_small_text(directory: pathlib.Path) -> str:
     return "small-text.svg"
 
 
-def test_the_layout_checks_pass_on_a_complying_page_and_fail_on_each_fault(site, tmp_path):
+def test_the_layout_checks_pass_on_a_complying_page_and_fail_on_each_fault(site, tmp_path, browser):
     intro = (site / "book" / "intro.html").read_text()
     figures = figures_by_width(site)
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         for phone in (False, True):
             context = site_check.new_context(browser, phone=phone)
             clean, _ = site_check.inspect_page(context, base + "book/intro.html", phone=phone)
@@ -398,14 +415,14 @@ def test_the_layout_checks_pass_on_a_complying_page_and_fail_on_each_fault(site,
         root = site_with_page(site, tmp_path / f"{kind}-{number}", "book/intro.html", faulty)
         if small_text in fault:
             (root / "book" / small_text).symlink_to(tmp_path / small_text)
-        with site_check.serve(root) as base, site_check.browser() as browser:
+        with site_check.serve(root) as base:
             context = site_check.new_context(browser, phone=width < 1000)
             problems, _ = site_check.inspect_page(context, base + "book/intro.html", phone=width < 1000)
             context.close()
         assert {p.kind for p in problems} == {kind}, (kind, width, problems)
 
 
-def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_path):
+def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_path, browser):
     # what pydata-sphinx-theme's header did: a hidden .primary-toggle / .secondary-toggle before the visible ones
     page = (site / "book" / "05_rope.html").read_text()
     hidden = (
@@ -415,7 +432,7 @@ def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_p
     faulty = page.replace('<div class="bd-container">', hidden + '<div class="bd-container">', 1)
     assert faulty != page
     root = site_with_page(site, tmp_path, "book/05_rope.html", faulty)
-    with site_check.serve(root) as base, site_check.browser() as browser:
+    with site_check.serve(root) as base:
         context = site_check.new_context(browser, phone=True)
         problems = site_check.check_navigation(context, base + "book/05_rope.html", phone=True)
     assert len(problems) == 2 and all("did not open" in p for p in problems), problems
@@ -427,18 +444,18 @@ def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_p
 LONGEST_CHAPTERS = ["book/12_experiments.html", "book/05_rope.html", "book/03_sinusoidal.html"]
 
 
-def test_a_jump_from_the_contents_lands_on_its_section_on_a_phone(site):
+def test_a_jump_from_the_contents_lands_on_its_section_on_a_phone(site, browser):
     # tap "Contents", tap one of its last sections: the heading is just under the header, the drawer
     # closed, the header names the page and the section, and shows no fullscreen / repository / download
     problems = {}
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         context = site_check.new_context(browser, phone=True)
         for relative in LONGEST_CHAPTERS:
             problems[relative] = site_check.check_contents_jumps(context, base + relative, last=4)
     assert not any(problems.values()), problems
 
 
-def test_the_jump_check_fails_when_sections_are_laid_out_late(site, tmp_path):
+def test_the_jump_check_fails_when_sections_are_laid_out_late(site, tmp_path, browser):
     # the site before: sections far from the screen counted 1500 px tall even after a jump, figures without
     # a size, and nothing closing the drawer (chapter 5's 5.6 landed 3,421 px short, the drawer open)
     page = re.sub(r'(<img\b[^>]*?) width="\d+" height="\d+"', r"\1", (site / "book" / "05_rope.html").read_text())
@@ -446,7 +463,7 @@ def test_the_jump_check_fails_when_sections_are_laid_out_late(site, tmp_path):
     faulty = re.sub(r"<script[^>]*course-nav\.js[^>]*></script>", "", page.replace("</head>", late + "</head>", 1))
     assert "course-nav" not in faulty and late in faulty
     root = site_with_page(site, tmp_path, "book/05_rope.html", faulty)
-    with site_check.serve(root) as base, site_check.browser() as browser:
+    with site_check.serve(root) as base:
         context = site_check.new_context(browser, phone=True)
         problems = site_check.check_contents_jumps(context, base + "book/05_rope.html", last=6)
     # (where the jump lands without the fix depends on how far the sections' real heights are from the guess:
@@ -481,8 +498,8 @@ def test_the_budgets_catch_a_render_blocking_script_and_an_oversized_image(site,
     assert not budget_overruns(site, site_check.check_site(site, ["book/intro.html"]))
 
 
-def test_search_finds_a_known_word_and_shows_article_text(site):
-    with site_check.serve(site) as base, site_check.browser() as browser:
+def test_search_finds_a_known_word_and_shows_article_text(site, browser):
+    with site_check.serve(site) as base:
         page = site_check.new_context(browser).new_page()
         page.goto(f"{base}search.html?q={SEARCH_WORD}", wait_until="load")
         page.wait_for_selector("ul.search li a", timeout=site_check.RENDER_TIMEOUT_MS)
@@ -522,9 +539,9 @@ def search_results(page, base: str, query: str) -> tuple[list[str], list[str]]:
 NAMED_CHAPTERS = {"ALiBi": "06_alibi.html", "rope": "05_rope.html", "sinusoidal": "03_sinusoidal.html"}
 
 
-def test_search_ranks_the_chapter_named_after_the_query_first_with_clean_snippets(site):
+def test_search_ranks_the_chapter_named_after_the_query_first_with_clean_snippets(site, browser):
     found = {}
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         page = site_check.new_context(browser).new_page()
         for query in NAMED_CHAPTERS:
             found[query] = search_results(page, base, query)
@@ -539,11 +556,11 @@ def test_search_ranks_the_chapter_named_after_the_query_first_with_clean_snippet
     assert any("−mh∣i−j∣" in s for s in found["ALiBi"][1]), found["ALiBi"][1][:2]  # chapter 6's bias, once
 
 
-def test_a_folded_solution_opens_on_click(site):
+def test_a_folded_solution_opens_on_click(site, browser):
     pages = [p for p in site_check.html_pages(site) if "solution" in (site / p).read_text()]
     pages = pages[:1] + pages[-1:]  # the first and the last page with solutions: one mechanism (sphinx-exercise)
     checked = []
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         context = site_check.new_context(browser)
         for relative in pages:
             page = context.new_page()
@@ -571,7 +588,7 @@ def test_a_folded_solution_opens_on_click(site):
     assert checked, "no page has a folded solution (`.solution.dropdown`), so folding could not be checked"
 
 
-def test_figures_and_diagrams_follow_the_theme_with_readable_text(site):
+def test_figures_and_diagrams_follow_the_theme_with_readable_text(site, browser):
     # one card style for plots and diagrams; in dark mode no white card in the dark page: the card is
     # as dark as the page around it, and the text and axes drawn on it are light, readable against it
     chapters = [
@@ -581,7 +598,7 @@ def test_figures_and_diagrams_follow_the_theme_with_readable_text(site):
     ]
     assert chapters, "no notebook pages were built"
     measured, cards = {}, {}
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         for mode in ("light", "dark"):
             context = site_check.new_context(browser, color_scheme=mode)
             for relative in ["book/intro.html", chapters[0]]:
@@ -676,12 +693,12 @@ def card_and_ink(png: bytes) -> tuple[np.ndarray, np.ndarray]:
     return card, np.median(ink, axis=0)
 
 
-def test_code_text_has_the_code_styles_colour_in_both_modes(site):
+def test_code_text_has_the_code_styles_colour_in_both_modes(site, browser):
     # names, punctuation and spaces carry no <span> on the site (tools/course_site.py): their text is
     # drawn in the <pre>'s colour, which must be the code block's, the colour the code style gives them
     chapter = "book/05_rope.html"
     colours = {}
-    with site_check.serve(site) as base, site_check.browser() as browser:
+    with site_check.serve(site) as base:
         for mode in ("light", "dark"):
             context = site_check.new_context(browser, color_scheme=mode)
             page = context.new_page()
@@ -700,16 +717,16 @@ def test_code_text_has_the_code_styles_colour_in_both_modes(site):
     assert colours["light"] != colours["dark"], colours
 
 
-def test_a_page_opened_from_disk_shows_its_diagram_and_formulas(site):
+def test_a_page_opened_from_disk_shows_its_diagram_and_formulas(site, browser):
     # a reader who builds the site and opens _build/html/index.html has no server: file:// pages
-    with site_check.browser() as browser:
-        context = site_check.new_context(browser)
-        problems, report = site_check.inspect_page(
-            context,
-            (site / "book" / "intro.html").as_uri(),
-            phone=False,
-            screenshot=site_check.screenshot_path(ARTIFACTS, "book/intro", "-file"),
-        )
+    context = site_check.new_context(browser)
+    problems, report = site_check.inspect_page(
+        context,
+        (site / "book" / "intro.html").as_uri(),
+        phone=False,
+        screenshot=site_check.screenshot_path(ARTIFACTS, "book/intro", "-file"),
+    )
+    context.close()
     assert not [p for p in problems if p.kind == "load"], problems
     assert any(i["diagram"] and i["loaded"] for i in report["images"]), report["images"]
     assert report["math"] and all(m["typeset"] for m in report["math"]), report["math"]
