@@ -180,12 +180,14 @@ class PositionedHead(nn.Module):
         check_fits(f"max_len={max_len} and d_model={d_model}", (self.max_len, self.d_model), torch.float64, device)
         generator = torch.Generator().manual_seed(check_int("seed", seed))
 
-        def random(*shape: int) -> nn.Parameter:
-            return nn.Parameter(torch.randn(*shape, generator=generator, dtype=torch.float64).to(device))
+        def random(*shape: int) -> torch.Tensor:
+            return torch.randn(*shape, generator=generator, dtype=torch.float64).to(device)  # drawn on the CPU
 
         scale = self.d_model**-0.5
         self.w_q, self.w_k, self.w_v = (nn.Parameter(random(d_model, d_model) * scale) for _ in range(3))
-        self.table = random(self.max_len, self.d_model) if self.scheme == "learned" else None  # (max_len, d)
+        self.table = (
+            nn.Parameter(random(self.max_len, self.d_model)) if self.scheme == "learned" else None
+        )  # (max_len, d)
 
     def forward(
         self, x: torch.Tensor, position_ids: torch.Tensor | None = None, mask: torch.Tensor | None = None
