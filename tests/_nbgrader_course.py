@@ -72,7 +72,6 @@ return (q[..., None, :] * pe.apply_rope(keys, offsets, base=base, layout="interl
 t = torch.arange(4 * max_distance + per)
 b = pe.t5_relative_position_bucket(-t, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
 return [int(t[b == k][0]) if (b == k).any() else None for k in range(per)]""",
-    "interleaved_to_half": "return x[..., pe.interleaved_to_half_permutation(x.shape[-1])]",
     # (at exactly 1 or 4 turns the blend equals theta / 8 or theta, so the library's output cannot tell the groups there)
     "llama3_groups": """new = pe.llama3_frequencies(frequencies, original_max_len=original_len)
 turns = pe.rotations(frequencies, original_len)

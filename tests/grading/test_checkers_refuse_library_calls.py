@@ -49,7 +49,6 @@ def lookup_via_the_library(table, positions):
 
 
 LIBRARY_CALLS["check_position_lookup"] = lookup_via_the_library
-LIBRARY_CALLS["check_interleaved_to_half"] = lambda x: x[..., pe.interleaved_to_half_permutation(x.shape[-1])]
 
 
 @pytest.mark.parametrize("checker", sorted(LIBRARY_CALLS))
@@ -135,13 +134,6 @@ def test_a_constant_false_is_not_told_it_tested_invariance():
     assert not result and "invariance" not in result.message
 
 
-# --- chapter 11: a right answer as a NumPy array passes --------------------------------------------------------
-
-
-def test_a_numpy_answer_passes_the_layout_checker():
-    assert ex.check_interleaved_to_half(lambda x: torch.cat((x[..., 0::2], x[..., 1::2]), dim=-1).numpy())
-
-
 # --- issue 22: an answer that IS the forbidden library object, or wraps it, gets the verdict of a call -----------
 #
 # The guard used to rebind module names only, so `check_alibi_slopes(pe.alibi_slopes)` scored full marks: the
@@ -213,10 +205,6 @@ LIBRARY_ANSWERS = {
     ),
     "check_llama3_groups": (llama3_groups_via_library, "posenc_lib.llama3_frequencies"),
     "check_interpolate": (interpolate_via_library, "posenc_lib.linear_scaling_frequencies"),
-    "check_interleaved_to_half": (
-        lambda x, _perm=pe.interleaved_to_half_permutation: x[..., _perm(x.shape[-1])],
-        "posenc_lib.interleaved_to_half_permutation",
-    ),
     "check_position_lookup": (lookup_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
     "check_add_positions": (
         lambda w, d, first=0, _add=BUILT_BEFORE["sinusoidal"].forward: _add(
