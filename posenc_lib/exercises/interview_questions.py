@@ -127,7 +127,7 @@ def check_rope_partners(fn: Callable[[Callable[..., Any], int], Any]) -> CheckRe
     ]
     cases = [Case(label, (box, box.head_dim), expected=_partners(box), hint=hint) for label, box, hint in boxes]
     return check_function(
-        "Which coordinates does a RoPE turn together?",
+        "Which coordinates a RoPE turns together",
         fn,
         cases,
         hint="rotate the unit vectors e_0 .. e_(d_h-1) to position 1 with the black box (rows of torch.eye(d_h)); "

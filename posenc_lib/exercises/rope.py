@@ -238,9 +238,9 @@ def _check(title: str, fn: Callable[..., Any], layout: str, hint: str) -> CheckR
 
 def check_offset_scores(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(q, k, offsets, base=10000.0) -> (..., n)``: ``q^T R_r k`` per offset, half-split layout."""
-    return _check("RoPE scores for every offset, half-split layout", fn, "half", HALF_HINT)
+    return _check("RoPE scores by offset, half-split layout", fn, "half", HALF_HINT)
 
 
 def check_offset_scores_interleaved(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(q, k, offsets, base=10000.0) -> (..., n)``: ``q^T R_r k`` per offset, interleaved layout."""
-    return _check("RoPE scores for every offset, interleaved layout", fn, "interleaved", INTERLEAVED_HINT)
+    return _check("RoPE scores by offset, interleaved layout", fn, "interleaved", INTERLEAVED_HINT)
