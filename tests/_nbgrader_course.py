@@ -62,15 +62,16 @@ with torch.no_grad():
     module.weight.copy_(table)
 zero = torch.zeros(1, 1, table.shape[1])
 return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # ValueError past max_len""",
-    "my_rope_half": "return pe.apply_rope(x, positions, base=base)",
-    "my_rope_interleaved": "return pe.apply_rope(x, positions, base=base, layout='interleaved')",
+    "my_offset_scores": """keys = k[..., None, :].expand(*k.shape[:-1], len(offsets), k.shape[-1])  # (..., n, d_h)
+return (q[..., None, :] * pe.apply_rope(keys, offsets, base=base)).sum(-1)  # the key at r, the query at 0""",
+    "my_offset_scores_interleaved": """keys = k[..., None, :].expand(*k.shape[:-1], len(offsets), k.shape[-1])  # (..., n, d_h)
+return (q[..., None, :] * pe.apply_rope(keys, offsets, base=base, layout="interleaved")).sum(-1)""",
     "my_alibi_slopes": "return pe.alibi_slopes(n_heads)",
     "my_ntk_frequencies": "return pe.ntk_aware_frequencies(pe.rope_frequencies(head_dim, base), factor)",
     "bucket_starts": """per = num_buckets // 2 if bidirectional else num_buckets
 t = torch.arange(4 * max_distance + per)
 b = pe.t5_relative_position_bucket(-t, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
 return [int(t[b == k][0]) if (b == k).any() else None for k in range(per)]""",
-    "interleaved_to_half": "return x[..., pe.interleaved_to_half_permutation(x.shape[-1])]",
     # (at exactly 1 or 4 turns the blend equals theta / 8 or theta, so the library's output cannot tell the groups there)
     "llama3_groups": """new = pe.llama3_frequencies(frequencies, original_max_len=original_len)
 turns = pe.rotations(frequencies, original_len)

@@ -12,12 +12,12 @@ from .alibi import check_alibi_slopes
 from .analogy import check_add_positions, check_position_share
 from .choosing import check_fraction_unseen
 from .experiments import check_directional_alibi, check_interpolate
-from .interview_questions import check_interleaved_to_half
+from .interview_questions import check_rope_partners, mystery_rope
 from .learned import check_position_lookup
 from .long_context import check_llama3_groups, check_ntk_frequencies
 from .real_text import check_key_set_mask
 from .relative_biases import check_bucket_starts, check_untrained_buckets
-from .rope import check_rope_half, check_rope_interleaved
+from .rope import check_offset_scores, check_offset_scores_interleaved
 from .sinusoidal import check_next_row, check_shift_matrix
 from .where_it_plugs_in import check_rope_scores
 from .why_order_matters import check_is_equivariant
@@ -31,9 +31,9 @@ __all__ = [
     "check_function",
     "library_unavailable",
 ]
-__all__ += ["check_alibi_slopes", "check_rope_half", "check_rope_interleaved"]
+__all__ += ["check_alibi_slopes", "check_offset_scores", "check_offset_scores_interleaved"]
 __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_bucket_starts", "check_untrained_buckets"]
-__all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
+__all__ += ["check_fraction_unseen", "check_rope_partners", "check_is_equivariant", "check_rope_scores", "mystery_rope"]
 __all__ += ["check_add_positions", "check_next_row", "check_position_lookup", "check_shift_matrix"]
 __all__ += ["check_key_set_mask", "check_position_share"]

@@ -1,12 +1,15 @@
-"""Checkers for the RoPE chapter's coding exercises: RoPE from scratch in both layouts.
+"""Checkers for the RoPE chapter's coding exercises: every offset's score from the complex form, in both layouts.
 
-The student's function has the signature ``fn(x, positions, base=10000.0)`` with
-``x`` of shape ``(..., s, d)`` (e.g. ``(b, h, s, d)``) and ``positions`` a 1-D
-integer tensor ``(s,)``. The reference is the formula, computed here in float64; the
-answer runs with posenc_lib's RoPE code (:func:`posenc_lib.apply_rope`,
-:func:`posenc_lib.rotate_pairs`, :func:`posenc_lib.rope_angles`,
-:func:`posenc_lib.rope_frequencies`, :class:`posenc_lib.RotaryEmbedding` and the layout
-permutations) switched off.
+The student's function has the signature ``fn(q, k, offsets, base=10000.0)``: ``q`` and ``k``
+are queries and keys *before* RoPE, of shape ``(..., d_h)`` (e.g. ``(b, n_h, d_h)``), and
+``offsets`` is a 1-D integer tensor ``(n,)`` of relative positions ``r = j - i``. It returns the
+scores ``q^T R_r k`` of shape ``(..., n)``, the score of the query at any position ``i`` with the
+key at ``i + r``. The chapter computes such scores by rotating vectors and shows the complex form
+only as a derivation (exercise ``ex-rope-relative``); the exercise asks for the scores from that
+form, ``Re sum_l h_l exp(-i r theta_l)`` with ``h_l = q^(l) conj(k^(l))``. The reference is
+computed here in float64; the answer runs with posenc_lib's RoPE code (:func:`posenc_lib.apply_rope`,
+:func:`posenc_lib.rotate_pairs`, :func:`posenc_lib.rope_angles`, :func:`posenc_lib.rope_frequencies`,
+:class:`posenc_lib.RotaryEmbedding`, the layout permutations and the fast kernels) switched off.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from .. import fast
+from ..analysis import convert_qk_weight
 from ..rope import (
     RotaryEmbedding,
+    apply_partial_rope,
     apply_rope,
     half_to_interleaved_permutation,
     interleaved_to_half_permutation,
@@ -30,79 +36,102 @@ from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
 ROPE_CODE = (
     apply_rope,
+    apply_partial_rope,
     rotate_pairs,
     rope_angles,
     rope_frequencies,
     RotaryEmbedding,
     interleaved_to_half_permutation,
     half_to_interleaved_permutation,
+    convert_qk_weight,
     fast.rotate_pairs,
     fast.rotary,
     fast.rotary_qk,
 )
 
 HALF_HINT = (
-    "split x into halves x1, x2 = x[..., :d/2], x[..., d/2:]; with angles p * theta_k "
-    "(shape (s, d/2)) return (x1 cos - x2 sin, x2 cos + x1 sin) concatenated on the last axis."
+    "read pair l of q as the complex number q[..., l] + i q[..., l + d/2] (the same for k), form "
+    "h_l = q^(l) * conj(k^(l)) (shape (..., d/2)), and return the real part of sum_l h_l exp(-i r theta_l) "
+    "for every offset r, theta_l = base^(-2l/d): shape (..., n)."
 )
 INTERLEAVED_HINT = (
     "the interleaved layout is the half-split one after reordering the last axis: gather "
-    "x[..., [0, 2, ..., d-2, 1, 3, ..., d-1]], rotate with your half-split function, then undo the reordering."
-)
-PRECISION_HINT = (
-    "positions past 256 are where bfloat16 stops holding every integer (257 becomes 256) and float16 "
-    "angles lose whole radians: compute the angles from integer (or float32/float64) positions in "
-    "float32 or float64, and round only cos and sin to x's dtype."
+    "q[..., [0, 2, ..., d-2, 1, 3, ..., d-1]] and k the same way, then call your half-split function."
 )
 
 
-def _rope(
-    x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, *, layout: str, theta: torch.Tensor | None = None
-) -> torch.Tensor:
-    """RoPE by the formula, float64: pair k of token p turned by p * theta_k, theta_k = base^(-2k/d)."""
+def _pairs(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """Pair ``l`` of ``x`` (..., d) as one complex number, (..., d/2) complex128."""
     d = x.shape[-1]
-    theta = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d) if theta is None else theta  # (d/2,)
-    angles = positions.to(torch.float64)[:, None] * theta  # (s, d/2)
-    cos, sin = angles.cos(), angles.sin()
     x = x.double()
     if layout == "half":
-        first, second = x[..., : d // 2], x[..., d // 2 :]  # (..., s, d/2) each
-        return torch.cat([first * cos - second * sin, second * cos + first * sin], dim=-1)
-    first, second = x[..., 0::2], x[..., 1::2]
-    return torch.stack([first * cos - second * sin, second * cos + first * sin], dim=-1).flatten(-2)
+        return torch.complex(x[..., : d // 2], x[..., d // 2 :])
+    return torch.complex(x[..., 0::2], x[..., 1::2])
+
+
+def _theta(d: int, base: float, exponent: float = 2.0) -> torch.Tensor:
+    return base ** (-exponent * torch.arange(d // 2, dtype=torch.float64) / d)  # (d/2,)
+
+
+def _scores(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    offsets: torch.Tensor,
+    base: float = 10000.0,
+    *,
+    layout: str,
+    theta: torch.Tensor | None = None,
+    k_layout: str | None = None,
+    part: str = "real",
+) -> torch.Tensor:
+    """``q^T R_r k`` for each offset, float64, (..., n): ``Re sum_l h_l exp(-i r theta_l)``.
+
+    ``k_layout`` pairs ``k`` in another layout than ``q``, ``part`` takes ``"imag"`` or ``"abs"`` of the
+    complex sum instead of its real part (both are wrong answers).
+    """
+    theta = _theta(q.shape[-1], base) if theta is None else theta  # (d/2,)
+    h = _pairs(q, layout) * _pairs(k, k_layout or layout).conj()  # (..., d/2): content
+    phases = torch.polar(torch.ones_like(theta), -offsets.double()[:, None] * theta)  # (n, d/2)
+    total = (h[..., None, :] * phases).sum(dim=-1)  # (..., n) complex
+    return {"real": total.real, "imag": total.imag, "abs": total.abs()}[part]
 
 
 def _cases(layout: str) -> list[Case]:
-    """Inputs from small to awkward: several heads, an offset start, another base, a single pair, far positions."""
-    gen = torch.Generator().manual_seed(2024)
+    """From small to awkward: several heads, keys before the query, another base, one pair, far offsets."""
+    gen = torch.Generator().manual_seed(2025)
 
     def case(
-        label: str, shape: tuple[int, ...], positions: torch.Tensor, base: float = 10000.0, hint: str = ""
+        label: str,
+        shape: tuple[int, ...],
+        offsets: torch.Tensor,
+        base: float = 10000.0,
+        hint: str = "",
+        dtype: torch.dtype = torch.float32,
     ) -> Case:
-        x = torch.randn(*shape, generator=gen)
-        return Case(label, (x, positions), {"base": base}, _rope(x, positions, base, layout=layout), hint)
+        q, k = torch.randn(2, *shape, generator=gen, dtype=dtype)
+        return Case(label, (q, k, offsets), {"base": base}, _scores(q, k, offsets, base, layout=layout), hint)
 
     return [
-        case("x of shape (1, 1, 4, 8), positions 0..3", (1, 1, 4, 8), torch.arange(4)),
+        case("q, k of shape (8,), offsets 0..5", (8,), torch.arange(6)),
         case(
-            "x of shape (2, 3, 5, 16), positions 37..41 (an offset, as with a KV cache)",
-            (2, 3, 5, 16),
-            torch.arange(37, 42),
-            hint="positions need not start at 0: rotate token i by positions[i].",
+            "q, k of shape (2, 3, 16), offsets [-7, -1, 0, 3, 100]",
+            (2, 3, 16),
+            torch.tensor([-7, -1, 0, 3, 100]),
+            hint="negative offsets are keys before the query; the score at -r is not the score at r.",
         ),
         case(
-            "x of shape (6, 8), positions 3..8, base=100",
-            (6, 8),
-            torch.arange(3, 9),
+            "q, k of shape (5, 8), offsets 0, 3, ..., 39, base=100",
+            (5, 8),
+            torch.arange(0, 40, 3),
             100.0,
-            hint="use the base argument (here 100) for theta_k = base^(-2k/d).",
+            hint="use the base argument (here 100) for theta_l = base^(-2l/d).",
         ),
-        case("x of shape (1, 4, 3, 2) (one pair), positions [5, 0, 11]", (1, 4, 3, 2), torch.tensor([5, 0, 11])),
+        case("q, k of shape (3, 2) (one pair), offsets 0..4", (3, 2), torch.arange(5)),
         case(
-            "x of shape (2, 3, 6, 32), positions [257, 259, 263, 271, 300, 400] (past 256)",
-            (2, 3, 6, 32),
-            torch.tensor([257, 259, 263, 271, 300, 400]),
-            hint=PRECISION_HINT,
+            "q, k of shape (4, 64), float64, offsets [0, 1, 1000, 4095, -4095]",
+            (4, 64),
+            torch.tensor([0, 1, 1000, 4095, -4095]),
+            dtype=torch.float64,
         ),
     ]
 
@@ -111,78 +140,107 @@ def _diagnoses(layout: str) -> list[Diagnosis]:
     other = "interleaved" if layout == "half" else "half"
     if layout == "half":
         layout_hint = (
-            "you paired neighbouring coordinates (2k, 2k+1): that is the interleaved layout. "
-            "In the half-split layout pair k is (x[..., k], x[..., k + d/2])."
+            "you paired neighbouring coordinates (2l, 2l+1): that is the interleaved layout. "
+            "In the half-split layout pair l is (x[..., l], x[..., l + d/2])."
         )
     else:
         layout_hint = (
-            "you paired coordinate k with k + d/2: that is the half-split layout. "
-            "In the interleaved layout pair k is (x[..., 2k], x[..., 2k+1])."
+            "you paired coordinate l with l + d/2: that is the half-split layout. "
+            "In the interleaved layout pair l is (x[..., 2l], x[..., 2l+1])."
         )
 
-    def theta(x: torch.Tensor, base: float, exponent: float = 2.0) -> torch.Tensor:
-        d = x.shape[-1]
-        return base ** (-exponent * torch.arange(d // 2, dtype=torch.float64) / d)
+    def wrong(**options: Any) -> Callable[..., torch.Tensor]:
+        def fn(q: torch.Tensor, k: torch.Tensor, offsets: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+            settings = {"layout": layout, **options}
+            if callable(settings.get("theta")):
+                settings["theta"] = settings["theta"](q.shape[-1], base)
+            if "offsets" in settings:
+                offsets = settings.pop("offsets")(offsets)
+            if "scale" in settings:
+                return _scores(q, k, offsets, base, layout=layout) / settings["scale"](q.shape[-1])
+            return _scores(q, k, offsets, base, **settings)
 
-    return [
-        Diagnosis(layout_hint, lambda x, p, base=10000.0: _rope(x, p, base, layout=other)),
+        return fn
+
+    diagnoses = [
+        Diagnosis(layout_hint, wrong(layout=other)),
         Diagnosis(
-            "you rotate by -theta: the pair (a, b) must become (a cos - b sin, b cos + a sin). "
-            "Check the sign inside your rotate_half (it returns (-x2, x1)).",
-            lambda x, p, base=10000.0: _rope(x, p, base, layout=layout, theta=-theta(x, base)),
+            "you return the scores of offset -r: with h_l = q^(l) conj(k^(l)) the phase is exp(-i r theta_l), "
+            "r = j - i (or you conjugated q instead of k).",
+            wrong(offsets=lambda r: -r),
         ),
         Diagnosis(
-            "your frequencies look like base^(-k/d); RoPE uses theta_k = base^(-2k/d) for k = 0 .. d/2-1 "
-            "(equivalently base^(-i/d) for the even i = 0, 2, ..., d-2).",
-            lambda x, p, base=10000.0: _rope(x, p, base, layout=layout, theta=theta(x, base, 1.0)),
-        ),
-        Diagnosis(
-            "you ignored the positions argument and used 0 .. s-1; rotate by the positions you are given "
-            "(they can start at an offset).",
-            lambda x, p, base=10000.0: _rope(x, torch.arange(x.shape[-2]), base, layout=layout),
+            "your frequencies look like base^(-l/d); RoPE uses theta_l = base^(-2l/d) for l = 0 .. d/2-1.",
+            wrong(theta=lambda d, base: _theta(d, base, 1.0)),
         ),
         Diagnosis(
             "the base argument is ignored: use it instead of a hard-coded 10000.",
-            lambda x, p, base=10000.0: _rope(x, p, 10000.0, layout=layout),
+            wrong(theta=lambda d, base: _theta(d, 10000.0)),
         ),
         Diagnosis(
-            "your positions went through bfloat16, which holds integers exactly only up to 256 (257 becomes 256). "
-            + PRECISION_HINT.split(": ", 1)[1],
-            lambda x, p, base=10000.0: _rope(x, p.to(torch.bfloat16), base, layout=layout),
+            "your scores do not change with the offset: that is the score at r = 0 for every r. Each h_l must be "
+            "turned by its phase exp(-i r theta_l) before the sum.",
+            wrong(offsets=torch.zeros_like),
         ),
         Diagnosis(
-            "you returned x unchanged: every pair must be rotated by its angle p * theta_k.",
-            lambda x, p, base=10000.0: x,
+            "you returned the modulus of the complex sum; the score is its real part (a dot product of 2-d "
+            "vectors u, w is Re(u conj(w))).",
+            wrong(part="abs"),
+        ),
+        Diagnosis(
+            "you returned the imaginary part of the complex sum; the score is its real part.", wrong(part="imag")
+        ),
+        Diagnosis(
+            "you divided by sqrt(d_h): that factor belongs to attention's softmax, not to the score q^T R_r k "
+            "asked for here.",
+            wrong(scale=lambda d: d**0.5),
         ),
     ]
+    if layout == "interleaved":
+        one_only = (
+            "you reordered q but not k (or k but not q): both must go through the same reordering, so that "
+            "pair l of q meets pair l of k."
+        )
+        diagnoses[1:1] = [
+            Diagnosis(one_only, wrong(layout="interleaved", k_layout="half")),
+            Diagnosis(one_only, wrong(layout="half", k_layout="interleaved")),
+        ]
+    return diagnoses
+
+
+def _is_complex(value: Any) -> bool:
+    return (isinstance(value, torch.Tensor) and value.is_complex()) or bool(np.iscomplexobj(value))
 
 
 def _compare(got: Any, expected: Any) -> bool:
-    # float32 angles of a student's own code are good to ~1e-5 at these positions
-    return arrays_close(got, expected, atol=1e-4, rtol=1e-4)
+    # float32 angles at |r| = 4095 are good to ~1e-4 rad; a complex result is not a score
+    return not _is_complex(got) and arrays_close(got, expected, atol=1e-3, rtol=1e-4)
 
 
-def check_rope_half(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(x, positions, base=10000.0)`` against RoPE in the half-split (GPT-NeoX / HF) layout."""
+def _explain(got: Any, expected: Any) -> str:
+    if _is_complex(got):
+        return "your result is complex: return its real part, the score (e.g. total.real)."
+    return ""
+
+
+def _check(title: str, fn: Callable[..., Any], layout: str, hint: str) -> CheckResult:
     return check_function(
-        "RoPE, half-split layout",
+        title,
         fn,
-        _cases("half"),
-        hint=HALF_HINT,
-        diagnoses=_diagnoses("half"),
+        _cases(layout),
+        hint=hint,
+        diagnoses=_diagnoses(layout),
         compare=_compare,
+        explain=_explain,
         forbidden=ROPE_CODE,
     )
 
 
-def check_rope_interleaved(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(x, positions, base=10000.0)`` against RoPE in the interleaved (RoFormer / Meta) layout."""
-    return check_function(
-        "RoPE, interleaved layout",
-        fn,
-        _cases("interleaved"),
-        hint=INTERLEAVED_HINT,
-        diagnoses=_diagnoses("interleaved"),
-        compare=_compare,
-        forbidden=ROPE_CODE,
-    )
+def check_offset_scores(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, offsets, base=10000.0) -> (..., n)``: ``q^T R_r k`` per offset, half-split layout."""
+    return _check("RoPE scores by offset, half-split layout", fn, "half", HALF_HINT)
+
+
+def check_offset_scores_interleaved(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, offsets, base=10000.0) -> (..., n)``: ``q^T R_r k`` per offset, interleaved layout."""
+    return _check("RoPE scores by offset, interleaved layout", fn, "interleaved", INTERLEAVED_HINT)

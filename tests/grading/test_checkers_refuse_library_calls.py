@@ -22,8 +22,13 @@ from posenc_lib import exercises as ex
 LIBRARY_CALLS = {
     "check_next_row": lambda row: pe.shift_matrix(1, len(row)).numpy() @ row,
     "check_shift_matrix": lambda k, d: pe.shift_matrix(k, d),
-    "check_rope_half": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base),
-    "check_rope_interleaved": lambda x, p, base=10000.0: pe.apply_rope(x, p, base=base, layout="interleaved"),
+    "check_offset_scores": lambda q, k, r, base=10000.0: (
+        q[..., None, :] * pe.apply_rope(k[..., None, :].expand(*k.shape[:-1], len(r), k.shape[-1]), r, base=base)
+    ).sum(-1),
+    "check_offset_scores_interleaved": lambda q, k, r, base=10000.0: (
+        q[..., None, :]
+        * pe.apply_rope(k[..., None, :].expand(*k.shape[:-1], len(r), k.shape[-1]), r, base=base, layout="interleaved")
+    ).sum(-1),
     "check_alibi_slopes": lambda n: pe.alibi_slopes(n),
     "check_ntk_frequencies": lambda d, s, base=10000.0: pe.ntk_aware_frequencies(pe.rope_frequencies(d, base), s),
     "check_bucket_starts": lambda num_buckets=32, max_distance=128, bidirectional=False: [
@@ -44,7 +49,6 @@ def lookup_via_the_library(table, positions):
 
 
 LIBRARY_CALLS["check_position_lookup"] = lookup_via_the_library
-LIBRARY_CALLS["check_interleaved_to_half"] = lambda x: x[..., pe.interleaved_to_half_permutation(x.shape[-1])]
 
 
 @pytest.mark.parametrize("checker", sorted(LIBRARY_CALLS))
@@ -54,20 +58,22 @@ def test_a_one_line_library_call_fails(checker, capsys):
     assert "posenc_lib" in capsys.readouterr().out  # the verdict names the library code it called
 
 
-# --- false pass: RoPE positions cast to bfloat16 before the angles ---------------------------------------------
+# --- false pass: RoPE offsets cast to bfloat16 before the angles ---------------------------------------------
 
 
-def rope_half_bf16_positions(x, positions, base=10000.0):
-    d = x.shape[-1]
+def offset_scores_bf16_offsets(q, k, offsets, base=10000.0):
+    d = q.shape[-1]
     theta = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
-    angles = positions.to(torch.bfloat16).double()[:, None] * theta  # the mistake: positions rounded to bf16
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+    h = (
+        torch.complex(q[..., : d // 2].double(), q[..., d // 2 :].double())
+        * torch.complex(k[..., : d // 2].double(), k[..., d // 2 :].double()).conj()
+    )
+    angles = offsets.to(torch.bfloat16).double()[:, None] * theta  # the mistake: offsets rounded to bf16
+    return (h[..., None, :] * torch.polar(torch.ones_like(angles), -angles)).sum(-1).real
 
 
-def test_rope_positions_in_bfloat16_fail():
-    assert not ex.check_rope_half(rope_half_bf16_positions)
+def test_rope_offsets_in_bfloat16_fail():
+    assert not ex.check_offset_scores(offset_scores_bf16_offsets)
 
 
 # --- false reject: a subclass of ValueError ------------------------------------------------------------------
@@ -128,13 +134,6 @@ def test_a_constant_false_is_not_told_it_tested_invariance():
     assert not result and "invariance" not in result.message
 
 
-# --- chapter 11: a right answer as a NumPy array passes --------------------------------------------------------
-
-
-def test_a_numpy_answer_passes_the_layout_checker():
-    assert ex.check_interleaved_to_half(lambda x: torch.cat((x[..., 0::2], x[..., 1::2]), dim=-1).numpy())
-
-
 # --- issue 22: an answer that IS the forbidden library object, or wraps it, gets the verdict of a call -----------
 #
 # The guard used to rebind module names only, so `check_alibi_slopes(pe.alibi_slopes)` scored full marks: the
@@ -166,6 +165,17 @@ def lookup_via_a_bound_method(table, positions, _forward=BUILT_BEFORE["learned"]
     return torch.stack([_forward(torch.zeros(1, 1, 4), offset=int(p))[0, 0] for p in positions])
 
 
+def offset_scores_with_library_frequencies(q, k, offsets, base=10000.0, _frequencies=pe.rope_frequencies):
+    """The complex form, right but for taking its frequencies from posenc_lib."""
+    half = q.shape[-1] // 2
+    h = (
+        torch.complex(q[..., :half].double(), q[..., half:].double())
+        * torch.complex(k[..., :half].double(), k[..., half:].double()).conj()
+    )  # (..., d_h/2)
+    angles = offsets.double()[:, None] * _frequencies(q.shape[-1], base)  # (n, d_h/2)
+    return (h[..., None, :] * torch.polar(torch.ones_like(angles), -angles)).sum(-1).real
+
+
 # checker -> (an answer that gets its result from the forbidden code, the public name the verdict must give)
 LIBRARY_ANSWERS = {
     "check_alibi_slopes": (pe.alibi_slopes, "posenc_lib.alibi_slopes"),
@@ -181,9 +191,12 @@ LIBRARY_ANSWERS = {
         lambda row, _m=pe.shift_matrix: _m(1, len(row)).numpy() @ row,
         "posenc_lib.shift_matrix",
     ),
-    "check_rope_half": (pe.apply_rope, "posenc_lib.apply_rope"),
-    "check_rope_interleaved": (
-        lambda x, p, base=10000.0, _rope=pe.apply_rope: _rope(x, p, base=base, layout="interleaved"),
+    "check_offset_scores": (offset_scores_with_library_frequencies, "posenc_lib.rope_frequencies"),
+    "check_offset_scores_interleaved": (
+        lambda q, k, r, base=10000.0, _rope=pe.apply_rope: (
+            q[..., None, :]
+            * _rope(k[..., None, :].expand(*k.shape[:-1], len(r), k.shape[-1]), r, base=base, layout="interleaved")
+        ).sum(-1),
         "posenc_lib.apply_rope",
     ),
     "check_ntk_frequencies": (
@@ -192,10 +205,6 @@ LIBRARY_ANSWERS = {
     ),
     "check_llama3_groups": (llama3_groups_via_library, "posenc_lib.llama3_frequencies"),
     "check_interpolate": (interpolate_via_library, "posenc_lib.linear_scaling_frequencies"),
-    "check_interleaved_to_half": (
-        lambda x, _perm=pe.interleaved_to_half_permutation: x[..., _perm(x.shape[-1])],
-        "posenc_lib.interleaved_to_half_permutation",
-    ),
     "check_position_lookup": (lookup_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
     "check_add_positions": (
         lambda w, d, first=0, _add=BUILT_BEFORE["sinusoidal"].forward: _add(
