@@ -467,8 +467,14 @@ def unwrap_plain_tokens(soup: BeautifulSoup, classes: frozenset[str]) -> None:
 # boxes that scroll a tab stop): that lays out every section at once, also those the browser would
 # lay out only when they come near the screen (content-visibility in course.css). We drop that
 # first pass; _static/scroll-tab-stops.js gives the tab stops box by box as they come into view.
-# (The theme still re-checks on resize.) The text is checked so that a new theme version fails
-# the build here rather than silently doing the work again.
+# (The theme still re-checks on resize.) Why a patch of the minified file and not a template, CSS or
+# a script of ours: the call sits inside the theme's bundled module (``I()``, run by
+# ``"complete"===document.readyState?I():window.addEventListener("load",I)``), not exported and with
+# no theme option; CSS cannot stop a script reading scrollWidth (which forces the layout); a template
+# can only leave out the whole script (colour modes, search, sidebars); a script of ours could only
+# wrap a global API (``window.addEventListener`` or ``document.querySelectorAll`` for the theme's
+# selectors), which depends on the same internals and would fail silently when they change. The text
+# is checked so that a new theme version fails the build here rather than silently doing the work again.
 THEME_SCRIPT = "_static/scripts/pydata-sphinx-theme.js"
 TAB_STOP_SCAN = (",e()}function _(e,t)", "}function _(e,t)")
 
