@@ -52,7 +52,8 @@ RUNS: dict[pathlib.Path, _Run] = {}
 
 def _with_test_cells(items: list[pytest.Item]) -> list[pytest.Item]:
     """nbval's cells of each chapter, with each nbgrader test cell right after its answer."""
-    from _nbgrader_course import autograder_tests, ms
+    import chapter_model as cm
+    from _nbgrader_course import autograder_tests
 
     numbers = {path.resolve(): number for path, number in toc_chapters()}
     tests_after: dict[int, list[nbformat.NotebookNode]] = {}  # id(the answer's cell) -> its test cells
@@ -61,7 +62,7 @@ def _with_test_cells(items: list[pytest.Item]) -> list[pytest.Item]:
         run = RUNS.setdefault(path, _Run(copy.deepcopy(parent.nb), sum(c.cell_type == "code" for c in parent.nb.cells)))
         if path not in numbers:
             continue
-        found = autograder_tests(ms.read_chapter(path, numbers[path]))
+        found = autograder_tests(cm.read_chapter(path, numbers[path]))
         run.test_cells = len(found)
         for index, test in found:
             tests_after.setdefault(id(parent.nb.cells[index]), []).append(test)

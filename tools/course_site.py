@@ -56,13 +56,22 @@ from __future__ import annotations
 
 import hashlib
 import html
+import io
 import json
 import os
 import pathlib
 import posixpath
 import re
 import subprocess
+import warnings
 from typing import Any
+from xml.etree import ElementTree
+
+import tinycss2  # type: ignore[import-untyped]  # tinycss2 ships no type information
+from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
+from bs4.dammit import EntitySubstitution
+from bs4.formatter import HTMLFormatter
+from tinycss2.serializer import serialize_string_value, serialize_url  # type: ignore[import-untyped]  # as above
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FONTAWESOME = ROOT / "node_modules" / "@fortawesome" / "fontawesome-free" / "svgs"
@@ -196,21 +205,30 @@ def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, 
 
 
 # ------------------------------------------------------------------ after the build
+# Each page is parsed once (BeautifulSoup; bs4 comes with pydata-sphinx-theme), rewritten by the functions
+# below, written once; style sheets are read with tinycss2 (which the theme's dependencies bring too).
 
-ICON = re.compile(
-    r'<(i|span)\b([^>]*?)\bclass="([^"]*\bfa[srb]?\b[^"]*|[^"]*\bfa-(?:solid|regular|brands)\b[^"]*)"([^>]*)>\s*</\1>'
-)
-STYLES = {
-    "fa-solid": "solid",
-    "fas": "solid",
-    "fa-regular": "regular",
-    "far": "regular",
-    "fa-brands": "brands",
-    "fab": "brands",
-}
+STYLES = {"fa-solid": "solid", "fas": "solid", "fa-regular": "regular", "far": "regular", "fa-brands": "brands"}
+STYLES["fab"] = "brands"
 KEEP_CLASSES = {"fa-lg", "fa-fw"}
-FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?')
-SVG_PARTS = re.compile(r'viewBox="([^"]+)".*?<path d="([^"]+)"', re.DOTALL)
+FA_SOLID_TTF = "_static/vendor/fontawesome/webfonts/fa-solid-900.ttf"
+FA_SUBSET = "_static/course-fa-solid.woff"
+PURGE_SCRIPT = ROOT / "tools" / "purge_css.mjs"
+
+
+class _InOrder(HTMLFormatter):
+    """bs4's HTML output ("minimal" entities), attributes in their order (bs4 sorts them by name)."""
+
+    def attributes(self, tag: Any) -> Any:
+        return tag.attrs.items()
+
+
+IN_ORDER = _InOrder(entity_substitution=EntitySubstitution.substitute_xml)  # what bs4 calls "minimal"
+warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)  # an SVG file's root, read by html.parser
+
+
+def soup_of(text: str) -> BeautifulSoup:
+    return BeautifulSoup(text, "html.parser")
 
 
 def icon_svg(style: str, name: str, icons: pathlib.Path = FONTAWESOME) -> tuple[str, str]:
@@ -218,75 +236,89 @@ def icon_svg(style: str, name: str, icons: pathlib.Path = FONTAWESOME) -> tuple[
     source = icons / style / f"{name}.svg"
     if not source.exists():
         raise ValueError(f"no Font Awesome icon {style}/{name} in {icons}")
-    match = SVG_PARTS.search(source.read_text())
-    if match is None:
+    svg = soup_of(source.read_text()).svg
+    if svg is None or svg.path is None or not svg.get("viewbox") or not svg.path.get("d"):
         raise ValueError(f"{source} has no viewBox and path")
-    return match.group(1), match.group(2)
+    return str(svg["viewbox"]), str(svg.path["d"])
 
 
-def inline_icons(page: str, icons: pathlib.Path = FONTAWESOME) -> str:
-    """The page with every Font Awesome ``<i>``/``<span>`` icon replaced by an inline SVG, and no fontawesome.js."""
-
-    def replace(match: re.Match) -> str:
-        before, classes, after = match.group(2), match.group(3).split(), match.group(4)
+def inline_icons(soup: BeautifulSoup, icons: pathlib.Path = FONTAWESOME) -> None:
+    """Every empty Font Awesome ``<i>``/``<span>`` icon replaced by an inline SVG, and no fontawesome.js."""
+    for script in soup.select('script[src*="_static/scripts/fontawesome.js"]'):
+        script.decompose()
+    for tag in soup.find_all(["i", "span"], class_=True):
+        classes = list(tag["class"])
         styles = [STYLES[c] for c in classes if c in STYLES]
         names = [c[3:] for c in classes if c.startswith("fa-") and c not in STYLES and c not in KEEP_CLASSES]
-        if len(styles) != 1 or len(names) != 1:
-            return match.group(0)
+        if len(styles) != 1 or len(names) != 1 or tag.get_text().strip() or tag.find(True):
+            continue
         view_box, path = icon_svg(styles[0], names[0], icons)
         kept = [c for c in classes if not (c in STYLES or c.startswith("fa-")) or c in KEEP_CLASSES]
-        attributes = re.sub(r'\s*\btitle="[^"]*"', "", before + after).strip()
-        attributes = f" {attributes}" if attributes else ""
-        return (
-            f'<svg class="{" ".join(kept + ["pst-icon"])}"{attributes} viewBox="{view_box}" aria-hidden="true" '
-            f'focusable="false"><path fill="currentColor" d="{path}"/></svg>'
-        )
-
-    return FONTAWESOME_SCRIPT.sub("", ICON.sub(replace, page))
+        attributes: dict[str, Any] = {k: v for k, v in tag.attrs.items() if k not in ("class", "title")}
+        svg = soup.new_tag("svg", attrs={"class": " ".join([*kept, "pst-icon"]), **attributes, "viewBox": view_box})
+        svg.attrs |= {"aria-hidden": "true", "focusable": "false"}
+        svg.append(soup.new_tag("path", attrs={"fill": "currentColor", "d": path}))
+        tag.replace_with(svg)
 
 
-STYLESHEET = re.compile(r'[ \t]*<link\b(?=[^>]*\brel="stylesheet")[^>]*\bhref="([^"]+)"[^>]*>\n?')
-CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]+)\1\s*\)""")
-CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*['"]?([^'")\s]+)['"]?\s*\)?\s*;""")
-PUA_ESCAPE = re.compile(r'"\\(f[0-9a-f]{3}|e[0-9a-f]{3})"')  # "\f303" in a style sheet
-PUA_CHARACTER = re.compile("[\ue000-\uf8ff]")  # the same, written as the character itself
-FA_SOLID_TTF = "_static/vendor/fontawesome/webfonts/fa-solid-900.ttf"
-FA_SUBSET = "_static/course-fa-solid.woff"
-PURGE_SCRIPT = ROOT / "tools" / "purge_css.mjs"
-SCRIPT_SOURCE = re.compile(r'<script\b[^>]*\bsrc="([^"]+)"')
+def _tokens(nodes: Any) -> Any:
+    """Every token of a tinycss2 component list, also those inside blocks and functions."""
+    for node in nodes or []:
+        yield node
+        yield from _tokens(getattr(node, "content", None) if node.type != "function" else node.arguments)
+
+
+def _qualified_rules(nodes: list[Any]) -> Any:
+    """The style rules of a parsed style sheet, also those inside @media and the like."""
+    for node in nodes:
+        if node.type == "qualified-rule":
+            yield node
+        elif node.type == "at-rule" and node.content:
+            yield from _qualified_rules(tinycss2.parse_rule_list(node.content, skip_whitespace=True))
 
 
 def css_text(outdir: pathlib.Path, relative: str, into: str) -> str:
     """A site CSS file's text for a file at `into` (both relative to the site root): its
     relative url()s rewritten for the new place and its @imports inlined."""
-    source = outdir / relative
     folder = posixpath.dirname(relative)
-    text = source.read_text(encoding="utf-8")
 
-    def imported(match: re.Match) -> str:
-        return css_text(outdir, posixpath.normpath(posixpath.join(folder, match.group(1))), into)
+    def url_of(token: Any) -> Any:  # the token holding the address of url(x), url("x") or "x" (@import)
+        if token.type == "function" and token.lower_name == "url":
+            return next((t for t in token.arguments if t.type == "string"), None)
+        return token if token.type in ("url", "string") else None
 
-    def moved(match: re.Match) -> str:
-        quote, url = match.groups()
-        if url.startswith(("data:", "http:", "https:", "/", "#")):
-            return match.group(0)
-        target = posixpath.normpath(posixpath.join(folder, url))
-        return f"url({quote}{posixpath.relpath(target, posixpath.dirname(into))}{quote})"
-
-    return CSS_URL.sub(moved, CSS_IMPORT.sub(imported, text))
+    parts = []
+    for node in tinycss2.parse_stylesheet((outdir / relative).read_text(encoding="utf-8")):
+        if node.type == "at-rule" and node.lower_at_keyword == "import":
+            target = next(u for t in node.prelude if (u := url_of(t)) is not None)
+            parts.append(css_text(outdir, posixpath.normpath(posixpath.join(folder, target.value)), into))
+            continue
+        for token in _tokens([node]):
+            address = url_of(token) if token.type in ("url", "function") else None
+            if address is not None and not address.value.startswith(("data:", "http:", "https:", "/", "#")):
+                target = posixpath.normpath(posixpath.join(folder, address.value))
+                address.value = posixpath.relpath(target, posixpath.dirname(into))
+                address.representation = (
+                    f'"{serialize_string_value(address.value)}"'
+                    if address.type == "string"
+                    else f"url({serialize_url(address.value)})"
+                )
+        parts.append(node.serialize())
+    return "".join(parts)
 
 
 def icon_codepoints(css: str) -> set[int]:
     """Font Awesome code points that style sheets show through ``content`` (admonition icons and
     the like), leaving out Font Awesome's own ``.fa-*`` class rules (the icons now inline SVG)."""
-    points: set[int] = set()
-    for rule in css.split("}"):
-        selector, _, body = rule.partition("{")
-        if ".fa-" in selector or not body:
-            continue
-        points |= {int(code, 16) for code in PUA_ESCAPE.findall(body)}
-        points |= {ord(char) for char in PUA_CHARACTER.findall(body)}
-    return points
+    return {
+        ord(char)
+        for rule in _qualified_rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True))
+        if ".fa-" not in tinycss2.serialize(rule.prelude)
+        for token in _tokens(rule.content)
+        if token.type == "string"
+        for char in token.value
+        if "\ue000" <= char <= "\uf8ff"  # the private use area, where icon fonts put their glyphs
+    }
 
 
 def subset_font(source: pathlib.Path, target: pathlib.Path, codepoints: set[int]) -> None:
@@ -319,6 +351,8 @@ class StyleBundler:
         self.outdir = outdir
         self.bundles: dict[tuple[str, ...], str] = {}
         self.pages: dict[str, list[pathlib.Path]] = {}  # bundle -> the pages that link it
+        self.scripts: dict[str, set[pathlib.Path]] = {}  # bundle -> the site's scripts those pages load
+        self.sheets: dict[str, str] = {}  # a style sheet's text for the bundle (most are in every bundle)
         self.font_face = ""
         solid = outdir / FA_SOLID_TTF
         if solid.exists():
@@ -334,30 +368,37 @@ class StyleBundler:
     def bundle(self, sheets: tuple[str, ...]) -> str:
         """The bundle's path (relative to the site root) for these style sheets (relative to the root)."""
         if sheets not in self.bundles:
-            parts = [f"/* {name} */\n" + css_text(self.outdir, name, "_static/bundle.css") for name in sheets]
+            for name in set(sheets) - self.sheets.keys():
+                self.sheets[name] = css_text(self.outdir, name, "_static/bundle.css")
+            parts = [f"/* {name} */\n" + self.sheets[name] for name in sheets]
             text = "\n".join(parts) + self.font_face
             name = f"_static/course-{hashlib.sha1(text.encode()).hexdigest()[:12]}.css"
             (self.outdir / name).write_text(text, encoding="utf-8")
             self.bundles[sheets] = name
         return self.bundles[sheets]
 
-    def page(self, page: pathlib.Path, text: str) -> str:
+    def page(self, page: pathlib.Path, soup: BeautifulSoup) -> None:
+        """Link the page (at ``page``, parsed into ``soup``) to one bundle of its local style sheets."""
         folder = page.parent.relative_to(self.outdir).as_posix()
-        links = [(m.group(0), m.group(1)) for m in STYLESHEET.finditer(text)]
+        links = soup.find_all("link", rel="stylesheet", href=True)
         local = [
-            (tag, href) for tag, href in links if not href.startswith(("http:", "https:", "//")) and "media=" not in tag
+            tag
+            for tag in links
+            if not str(tag["href"]).startswith(("http:", "https:", "//")) and "media" not in tag.attrs
         ]
         if len(local) < 2:
-            return text
-        sheets = tuple(posixpath.normpath(posixpath.join(folder, href.split("?")[0])) for _, href in local)
-        bundle = self.bundle(sheets)
+            return
+        bundle = self.bundle(
+            tuple(posixpath.normpath(posixpath.join(folder, str(t["href"]).split("?")[0])) for t in local)
+        )
         self.pages.setdefault(bundle, []).append(page)
-        href = posixpath.relpath(bundle, folder)
-        first = True
-        for tag, _ in local:
-            text = text.replace(tag, f'<link rel="stylesheet" href="{href}" />\n' if first else "", 1)
-            first = False
-        return text
+        sources = (page.parent / str(s["src"]).split("?")[0] for s in soup.find_all("script", src=True))
+        self.scripts.setdefault(bundle, set()).update(path.resolve() for path in sources if path.is_file())
+        local[0].replace_with(
+            soup.new_tag("link", attrs={"rel": "stylesheet", "href": posixpath.relpath(bundle, folder)})
+        )
+        for tag in local[1:]:
+            tag.decompose()
 
     def purge(self) -> None:
         """Cut each bundle to the rules its pages can use (``tools/purge_css.mjs``, PurgeCSS):
@@ -366,10 +407,10 @@ class StyleBundler:
         every page is written."""
         if not self.pages:
             return
-        jobs = []
-        for bundle, pages in self.pages.items():
-            scripts = {script for page in pages for script in page_scripts(page)}
-            jobs.append({"css": str(self.outdir / bundle), "content": [str(p) for p in pages + sorted(scripts)]})
+        jobs = [
+            {"css": str(self.outdir / bundle), "content": [str(p) for p in pages + sorted(self.scripts[bundle])]}
+            for bundle, pages in self.pages.items()
+        ]
         subprocess.run(["node", str(PURGE_SCRIPT)], input=json.dumps(jobs), text=True, check=True, cwd=ROOT)
         for bundle, pages in self.pages.items():
             text = (self.outdir / bundle).read_text(encoding="utf-8")
@@ -380,17 +421,11 @@ class StyleBundler:
                 page.write_text(page.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
 
-def page_scripts(page: pathlib.Path) -> list[pathlib.Path]:
-    """The site's script files a page loads."""
-    found = (page.parent / src.split("?")[0] for src in SCRIPT_SOURCE.findall(page.read_text(encoding="utf-8")))
-    return [path.resolve() for path in found if path.is_file()]
-
-
 # Pygments wraps every token in a <span>, also names, punctuation and spaces, which the code style
 # draws in the code block's own colour: a third of a code-heavy chapter's elements (4,400 of
 # 11,700 in chapter 12), each styled and laid out by a phone for nothing. Without its span, such
 # text takes the <pre>'s colour, which course.css makes the block's (``div.highlight > pre``).
-HIGHLIGHT_RULE = re.compile(r'html\[data-theme="(\w+)"\] \.highlight(?: \.(\w+))? \{([^}]*)\}')
+HIGHLIGHT_SELECTOR = re.compile(r'html\[data-theme="(\w+)"\] \.highlight(?: \.(\w+))?')
 
 
 def plain_token_classes(pygments_css: str) -> frozenset[str]:
@@ -398,12 +433,15 @@ def plain_token_classes(pygments_css: str) -> frozenset[str]:
     mode of the theme's ``pygments.css``, their one rule sets the block's colour and nothing else."""
     base: dict[str, str] = {}
     rules: dict[str, dict[str, list[dict[str, str]]]] = {}
-    for mode, token, body in HIGHLIGHT_RULE.findall(pygments_css):
-        declarations = dict(
-            (name.strip(), value.strip().lower())
-            for name, _, value in (d.partition(":") for d in body.split(";"))
-            if value
-        )
+    for rule in _qualified_rules(tinycss2.parse_stylesheet(pygments_css, skip_whitespace=True, skip_comments=True)):
+        if (selector := HIGHLIGHT_SELECTOR.fullmatch(tinycss2.serialize(rule.prelude).strip())) is None:
+            continue
+        mode, token = selector.groups()
+        declarations = {
+            d.lower_name: tinycss2.serialize(d.value).strip().lower()
+            for d in tinycss2.parse_blocks_contents(rule.content, skip_whitespace=True, skip_comments=True)
+            if d.type == "declaration"
+        }
         if token:
             rules.setdefault(token, {}).setdefault(mode, []).append(declarations)
         elif "color" in declarations:
@@ -417,24 +455,26 @@ def plain_token_classes(pygments_css: str) -> frozenset[str]:
     )
 
 
-HIGHLIGHTED_CODE = re.compile(r'(<div class="highlight"><pre>)(.*?)(</pre>)', re.DOTALL)
-
-
-def unwrap_plain_tokens(page: str, classes: frozenset[str]) -> str:
-    """The page with the spans of those classes in highlighted code replaced by their text
-    (Pygments' spans hold only text)."""
-    if not classes:
-        return page
-    span = re.compile(rf'<span class="(?:{"|".join(sorted(classes))})">([^<]*)</span>')
-    return HIGHLIGHTED_CODE.sub(lambda code: code[1] + span.sub(r"\1", code[2]) + code[3], page)
+def unwrap_plain_tokens(soup: BeautifulSoup, classes: frozenset[str]) -> None:
+    """The spans of those classes in highlighted code replaced by their text (Pygments' spans hold only text)."""
+    for pre in soup.select("div.highlight > pre") if classes else []:
+        for span in pre.find_all("span", class_=True):
+            if len(span["class"]) == 1 and span["class"][0] in classes and span.string is not None:
+                span.unwrap()
 
 
 # pydata-sphinx-theme 0.17.1 measures every scrollable box of the page on "load" (to give the
 # boxes that scroll a tab stop): that lays out every section at once, also those the browser would
 # lay out only when they come near the screen (content-visibility in course.css). We drop that
 # first pass; _static/scroll-tab-stops.js gives the tab stops box by box as they come into view.
-# (The theme still re-checks on resize.) The text is checked so that a new theme version fails
-# the build here rather than silently doing the work again.
+# (The theme still re-checks on resize.) Why a patch of the minified file and not a template, CSS or
+# a script of ours: the call sits inside the theme's bundled module (``I()``, run by
+# ``"complete"===document.readyState?I():window.addEventListener("load",I)``), not exported and with
+# no theme option; CSS cannot stop a script reading scrollWidth (which forces the layout); a template
+# can only leave out the whole script (colour modes, search, sidebars); a script of ours could only
+# wrap a global API (``window.addEventListener`` or ``document.querySelectorAll`` for the theme's
+# selectors), which depends on the same internals and would fail silently when they change. The text
+# is checked so that a new theme version fails the build here rather than silently doing the work again.
 THEME_SCRIPT = "_static/scripts/pydata-sphinx-theme.js"
 TAB_STOP_SCAN = (",e()}function _(e,t)", "}function _(e,t)")
 
@@ -459,23 +499,23 @@ def patch_theme_script(outdir: pathlib.Path) -> None:
 # of pixels short (chapter 5 on a phone: 3,421 px, in the section before). With its size written on
 # the <img>, the browser reserves the figure's box (the theme's ``height: auto`` keeps its aspect
 # ratio when the column scales it down) before the file is fetched.
-IMAGE_TAG = re.compile(r"<img\b[^>]*>")
-IMAGE_SOURCE = re.compile(r'\bsrc="([^"]+)"')
-SVG_SIZE = re.compile(r"<svg\b[^>]*>", re.DOTALL)
 SVG_LENGTH = {"": 1.0, "px": 1.0, "pt": 96 / 72}
 
 
 def svg_size(text: str) -> tuple[float, float] | None:
     """An SVG file's width and height in CSS pixels (its root's width/height, else its viewBox)."""
-    root = SVG_SIZE.search(text[:5000])
-    if root is None:
+    try:  # the first element read is the root
+        root = next(ElementTree.iterparse(io.StringIO(text[:5000]), events=("start",)))[1].attrib
+    except (ElementTree.ParseError, StopIteration):
         return None
-    tag = root.group(0)
-    width, height = (re.search(rf'\s{name}="([\d.]+)(px|pt|)"', tag) for name in ("width", "height"))
+    width, height = (re.fullmatch(r"([\d.]+)(px|pt|)", root.get(name, "")) for name in ("width", "height"))
     if width and height:
         return float(width[1]) * SVG_LENGTH[width[2]], float(height[1]) * SVG_LENGTH[height[2]]
-    box = re.search(r'\sviewBox="[\d.+-]+[ ,]+[\d.+-]+[ ,]+([\d.]+)[ ,]+([\d.]+)"', tag)
-    return (float(box[1]), float(box[2])) if box else None
+    box = root.get("viewBox", "").replace(",", " ").split()
+    try:
+        return (float(box[2]), float(box[3])) if len(box) == 4 else None
+    except ValueError:
+        return None
 
 
 def image_size(path: pathlib.Path) -> tuple[int, int] | None:
@@ -494,27 +534,19 @@ def image_size(path: pathlib.Path) -> tuple[int, int] | None:
         return None
 
 
-def sized_images(page: str, folder: pathlib.Path) -> str:
-    """The page with width and height written on each of its figures (images under _images/) that
-    has neither; `folder` is the page's folder, against which the images' sources resolve."""
-
-    def size(match: re.Match) -> str:
-        tag = match.group(0)
-        source = IMAGE_SOURCE.search(tag)
-        if source is None or re.search(r"\s(width|height)=", tag) or "_images/" not in source.group(1):
-            return tag
-        found = image_size(pathlib.Path(posixpath.normpath(folder / html.unescape(source.group(1)).split("?")[0])))
-        if found is None:
-            return tag
-        end = " />" if tag.endswith("/>") else ">"
-        return tag[: -len(end)].rstrip() + f' width="{found[0]}" height="{found[1]}"' + end
-
-    return IMAGE_TAG.sub(size, page)
+def sized_images(soup: BeautifulSoup, folder: pathlib.Path) -> None:
+    """Width and height written on each figure (image under _images/) that has neither; `folder` is
+    the page's folder, against which the images' sources resolve."""
+    for image in soup.find_all("img", src=True):
+        if "width" in image.attrs or "height" in image.attrs or "_images/" not in image["src"]:
+            continue
+        found = image_size(pathlib.Path(posixpath.normpath(folder / str(image["src"]).split("?")[0])))
+        if found is not None:
+            image["width"], image["height"] = str(found[0]), str(found[1])
 
 
 # On a phone, a table too wide for the column is laid out row by row (course.css): each cell then
 # says which column it is from, with the column's heading written on it here.
-TABLE = re.compile(r'<table class="table">.*?</table>', re.DOTALL)
 
 
 def plain_text(cell: Any) -> str:
@@ -526,35 +558,23 @@ def plain_text(cell: Any) -> str:
     return " ".join(copy.get_text(" ").split())
 
 
-def labelled_tables(page: str) -> str:
-    """The page with each body cell of its tables carrying its column's heading (``data-label``)."""
-
-    def label(match: re.Match) -> str:
-        from bs4 import BeautifulSoup
-
-        table = BeautifulSoup(match.group(0), "html.parser").table  # bs4 comes with pydata-sphinx-theme
-        if table is None or table.thead is None or table.tbody is None or not table.thead.find_all("tr"):
-            return match.group(0)
-        head = table.thead.find_all("tr")[-1]
-        names = [plain_text(th) for th in head.find_all(["th", "td"])]
+def labelled_tables(soup: BeautifulSoup) -> None:
+    """Each body cell of the page's tables carrying its column's heading (``data-label``)."""
+    for table in soup.find_all("table", class_="table"):
+        if table.thead is None or table.tbody is None or not table.thead.find_all("tr"):
+            continue
+        names = [plain_text(th) for th in table.thead.find_all("tr")[-1].find_all(["th", "td"])]
         for row in table.tbody.find_all("tr"):
             for name, cell in zip(names, row.find_all(["td", "th"]), strict=False):
                 cell["data-label"] = name
-        return str(table)
-
-    return TABLE.sub(label, page)
 
 
-# docutils marks each reference of a citation list role="doc-biblioentry", a role ARIA 1.3
-# deprecates and axe refuses on a <div> (Lighthouse accessibility 0.94 on the references page);
-# in the list that holds them, "listitem" is the role they play.
-ARIA_FIXES = [('role="doc-biblioentry"', 'role="listitem"')]
-
-
-def fix_aria(page: str) -> str:
-    for old, new in ARIA_FIXES:
-        page = page.replace(old, new)
-    return page
+def fix_aria(soup: BeautifulSoup) -> None:
+    """docutils marks each reference of a citation list role="doc-biblioentry", a role ARIA 1.3
+    deprecates and axe refuses on a <div> (Lighthouse accessibility 0.94 on the references page);
+    in the list that holds them, "listitem" is the role they play."""
+    for entry in soup.find_all(role="doc-biblioentry"):
+        entry["role"] = "listitem"
 
 
 def _on_build_finished(app: Any, exception: Exception | None) -> None:
@@ -568,12 +588,14 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
     for page in outdir.rglob("*.html"):
         if "_static" in page.relative_to(outdir).parts:
             continue
-        text = page.read_text(encoding="utf-8")
-        changed = bundler.page(
-            page, unwrap_plain_tokens(sized_images(labelled_tables(fix_aria(inline_icons(text))), page.parent), plain)
-        )
-        if changed != text:
-            page.write_text(changed, encoding="utf-8")
+        soup = soup_of(page.read_text(encoding="utf-8"))
+        inline_icons(soup)
+        fix_aria(soup)
+        labelled_tables(soup)
+        sized_images(soup, page.parent)
+        unwrap_plain_tokens(soup, plain)
+        bundler.page(page, soup)
+        page.write_text(soup.decode(formatter=IN_ORDER), encoding="utf-8")
     bundler.purge()
 
 

@@ -6,7 +6,7 @@ Usage::
     python tools/exercise_catalog.py --check    # exit 1 if that file is out of date (tests run this)
     python tools/exercise_catalog.py --problems # list exercise-convention problems per chapter
 
-The exercises come from tools/make_student.py's model (the one the student edition and the nbgrader
+The exercises come from tools/chapter_model.py (the model the student edition and the nbgrader
 course are built from); objectives and prerequisites from each notebook's opening markdown. Times are
 rules of thumb, stated in the guide: 150 words of prose and 10 lines of code per minute; 20 minutes
 per coding exercise and 10 per written one unless the exercise cell's metadata says
@@ -23,7 +23,7 @@ import sys
 
 import jinja2
 
-import make_student as ms
+import chapter_model as cm
 from book_files import ROOT, toc_chapters
 
 TABLES = ROOT / "book" / "data" / "exercises.md"
@@ -31,11 +31,11 @@ DEFAULT_MINUTES = {"coding": 20, "written": 10}
 LABEL = re.compile(r"^ex-[a-z0-9]+(?:-[a-z0-9]+)+$")
 
 
-def summary(chapter: ms.Chapter) -> dict:
+def summary(chapter: cm.Chapter) -> dict:
     """What the guide says about a chapter: title, objectives, prerequisites, times and points."""
     cells = chapter.source.cells
     opening = "\n\n".join(c.source for c in cells[: next((i for i, c in enumerate(cells) if c.cell_type == "code"), 0)])
-    blocks = [t for t in ms.MARKDOWN.parse(opening) if t.type in ("inline", "bullet_list_open", "bullet_list_close")]
+    blocks = [t for t in cm.MARKDOWN.parse(opening) if t.type in ("inline", "bullet_list_open", "bullet_list_close")]
     start = next(
         (i for i, t in enumerate(blocks) if re.search("learning objectives", t.content, re.IGNORECASE)), len(blocks)
     )
@@ -52,7 +52,7 @@ def summary(chapter: ms.Chapter) -> dict:
         ),
         "",
     )
-    student = ms.student_notebook(chapter).cells
+    student = cm.student_notebook(chapter).cells
     words = sum(len(re.findall(r"[A-Za-z][\w'-]*", c.source)) for c in student if c.cell_type == "markdown")
     code = sum(
         bool(line.strip()) and not line.lstrip().startswith("#")
@@ -79,11 +79,11 @@ def summary(chapter: ms.Chapter) -> dict:
     }
 
 
-def chapters(root: pathlib.Path = ROOT) -> list[ms.Chapter]:
-    return [ms.read_chapter(path, number) for path, number in toc_chapters(root)]
+def chapters(root: pathlib.Path = ROOT) -> list[cm.Chapter]:
+    return [cm.read_chapter(path, number) for path, number in toc_chapters(root)]
 
 
-def structure_problems(chapter: ms.Chapter) -> list[str]:
+def structure_problems(chapter: cm.Chapter) -> list[str]:
     """Ways a chapter's exercises break CONTRIBUTING.md (labels, folded solutions, what the student edition hides)."""
     problems = list(chapter.problems)
     for exercise in chapter.exercises:
@@ -108,7 +108,7 @@ def structure_problems(chapter: ms.Chapter) -> list[str]:
     return problems
 
 
-def count_problems(chapter: ms.Chapter) -> list[str]:
+def count_problems(chapter: cm.Chapter) -> list[str]:
     """A chapter needs at least two exercises, at least one of them coding with a checker (autograded)."""
     problems = [f"{len(chapter.exercises)} exercise(s), at least 2 expected"] if len(chapter.exercises) < 2 else []
     if not any(e.checkers for e in chapter.exercises):
@@ -118,7 +118,7 @@ def count_problems(chapter: ms.Chapter) -> list[str]:
     return problems
 
 
-def render(chapter_list: list[ms.Chapter]) -> str:
+def render(chapter_list: list[cm.Chapter]) -> str:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(pathlib.Path(__file__).parent), keep_trailing_newline=True
     )

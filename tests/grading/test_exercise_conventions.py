@@ -23,16 +23,16 @@ import re
 import nbformat
 import pytest
 
+import chapter_model as cm
 import exercise_catalog as catalog
-import make_student as ms
 from _exercise_fixture import ROOT, solution_notebook, write_book
 
 CHAPTERS = catalog.chapters()
 
 
-def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> ms.Chapter:
+def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> cm.Chapter:
     root = write_book(tmp_path, {"fixture": notebook})
-    return ms.read_chapter(root / "book" / "fixture.ipynb", 1)
+    return cm.read_chapter(root / "book" / "fixture.ipynb", 1)
 
 
 # --------------------------------------------------------------------------- the rules, on known input
@@ -102,7 +102,7 @@ def replace_in(index: int, old: str, new: str):
 def test_a_broken_exercise_is_reported(change, expected, tmp_path):
     try:
         chapter = chapter_of(broken(change), tmp_path)
-    except ms.NotebookError as error:  # unbalanced markers stop the generator itself
+    except cm.NotebookError as error:  # unbalanced markers stop the generator itself
         assert expected in str(error)
         return
     problems = catalog.structure_problems(chapter)
@@ -157,7 +157,7 @@ def exported_checkers() -> list[str]:
 def test_every_checker_is_called_where_the_student_edition_keeps_it():
     calls = set()
     for chapter in CHAPTERS:
-        for cell in ms.student_notebook(chapter).cells:
+        for cell in cm.student_notebook(chapter).cells:
             if cell.cell_type == "code":
                 calls |= set(re.findall(r"\b(check_\w+)\s*\(", cell.source))
     assert [name for name in exported_checkers() if name not in calls] == []

@@ -17,7 +17,8 @@ import pathlib
 import nbformat
 import pytest
 
-from _nbgrader_course import BROKEN, LIBRARY_ANSWERS, STUDENTS, is_test_cell, library_answer, ms
+import chapter_model as cm
+from _nbgrader_course import BROKEN, LIBRARY_ANSWERS, STUDENTS, is_test_cell, library_answer
 from book_files import ROOT, toc_chapters
 from nbval_record import executed_runs
 
@@ -76,7 +77,7 @@ def test_a_graded_run_loses_the_points_of_a_test_cell_whose_output_is_an_error(g
     assert (graded.broken is None) == (not graded.from_nbval)
     if graded.broken is not None:
         score, maximum = graded.autograded(graded.broken, BROKEN)
-        assert (score, maximum) == (maximum - ms.CHECKER_POINTS, graded.autograded(graded.broken, "solutions")[1])
+        assert (score, maximum) == (maximum - cm.CHECKER_POINTS, graded.autograded(graded.broken, "solutions")[1])
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -147,10 +148,10 @@ def test_each_library_answer_is_right_when_the_library_is_allowed(monkeypatch):
     }
     seen = set()
     for chapter in toc_chapters():
-        source = ms.read_chapter(*chapter).source
+        source = cm.read_chapter(*chapter).source
         for cell in source.cells:
             if cell.cell_type == "code" and (changed := library_answer(cell.source)):
-                calls = ms.checker_calls(changed)
+                calls = cm.checker_calls(changed)
                 # the answer and its checker call; what the cell does after that needs the chapter's state
                 answer = changed[: changed.index(calls[0]) + len(calls[0])]
                 answer = answer[: answer.rindex("\n") + 1] if "\n" in answer else ""

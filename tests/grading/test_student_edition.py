@@ -35,6 +35,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import chapter_model as cm
 import make_student as ms
 from _exercise_fixture import ROOT, SQUARE_STUDENT, TOTAL_STUDENT, code, md, solution_notebook, write_book
 from book_files import toc_chapters
@@ -65,7 +66,7 @@ def student_version(notebook: nbformat.NotebookNode, name: str = "x.ipynb") -> n
 
     folder = pathlib.Path(tempfile.mkdtemp())
     nbformat.write(notebook, folder / name)
-    return ms.student_notebook(ms.read_chapter(folder / name))
+    return cm.student_notebook(cm.read_chapter(folder / name))
 
 
 def read(path: pathlib.Path) -> nbformat.NotebookNode:
@@ -171,7 +172,7 @@ def test_a_cell_that_rebinds_a_name_cleanly_keeps_its_output():
 )
 def test_unbalanced_markers_are_an_error_naming_the_cell(bad):
     notebook = nbformat.v4.new_notebook(cells=[md("# t"), code(bad)])
-    with pytest.raises(ms.NotebookError, match="broken.ipynb, cell 1"):
+    with pytest.raises(cm.NotebookError, match="broken.ipynb, cell 1"):
         student_version(notebook, "broken.ipynb")
 
 
@@ -259,14 +260,14 @@ def test_it_refuses_to_replace_a_folder_that_is_not_an_edition(tmp_path):
     root = write_book(tmp_path / "repo", {"fixture": solution_notebook()})
     (tmp_path / "precious").mkdir()
     (tmp_path / "precious" / "thesis.tex").write_text("keep me")
-    with pytest.raises(ms.NotebookError, match="refusing"):
+    with pytest.raises(cm.NotebookError, match="refusing"):
         ms.make_student_edition(root / "book", tmp_path / "precious", root=root, zip_path=None)
     assert (tmp_path / "precious" / "thesis.tex").read_text() == "keep me"
 
 
 def test_the_nbgrader_source_marks_answers_and_adds_autograder_tests(tmp_path):
     root = write_book(tmp_path, {"fixture": solution_notebook()})
-    chapter = ms.read_chapter(root / "book" / "fixture.ipynb", 1)
+    chapter = cm.read_chapter(root / "book" / "fixture.ipynb", 1)
     graded = [c for c in chapter.source.cells if "nbgrader" in c.metadata]
     grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in graded]
     assert len(grade_ids) == len(set(grade_ids))
@@ -288,7 +289,7 @@ def test_a_checker_call_inside_an_if_gets_a_test_cell_too(tmp_path):
         "check_square(square)", "if check_square(square):\n    print('ok')"
     )
     root = write_book(tmp_path, {"fixture": notebook})
-    chapter = ms.read_chapter(root / "book" / "fixture.ipynb", 1)
+    chapter = cm.read_chapter(root / "book" / "fixture.ipynb", 1)
     assert "assert check_square(square)" in [source(c).split("\n")[-1] for c in chapter.source.cells]
 
 
@@ -360,7 +361,7 @@ def execution_problems(notebook: nbformat.NotebookNode) -> list[str]:
         if cell.metadata.get("nbgrader", {}).get("locked") and not cell.metadata["nbgrader"].get("solution"):
             continue  # an nbgrader test cell: it fails on a stub by design
         if has_stub:
-            stubbed |= ms.names_used_and_bound(text)[1]
+            stubbed |= cm.names_used_and_bound(text)[1]
         errors = [o for o in cell.outputs if o.output_type == "error"]
         for error in errors:
             if error.ename != "NotImplementedError" or not has_stub:
@@ -427,7 +428,7 @@ def solution_parts(notebook: nbformat.NotebookNode) -> tuple[list[str], list[int
         if cell.cell_type == "markdown":
             text_lines = text.split("\n")
             cursor = 0
-            for directive in ms.directives(text):
+            for directive in cm.directives(text):
                 if inside:
                     lines += text_lines[cursor : directive.start]
                 cursor = directive.end

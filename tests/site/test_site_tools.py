@@ -6,6 +6,7 @@ import gzip
 import urllib.request
 
 import pytest
+from bs4 import BeautifulSoup
 
 import course_site
 import lighthouse_audit
@@ -13,6 +14,13 @@ import offline_site
 import site_check
 
 # ------------------------------------------------------------------ course_site
+
+
+def rewritten(rewrite, page: str, *arguments) -> BeautifulSoup:
+    """The page parsed, after one of course_site's rewrites (each changes the parsed page in place)."""
+    soup = BeautifulSoup(page, "html.parser")
+    rewrite(soup, *arguments)
+    return soup
 
 
 def test_solution_markers_are_stripped_and_nothing_else():
@@ -52,18 +60,14 @@ def test_figures_get_their_size_before_they_load(tmp_path):
         '<img src="../_images/boxed.svg"><img src="../_images/plot.png" />\n'
         '<img src="../_images/plot.svg" width="100"><img src="../_static/logo.svg"><img src="../_images/gone.svg">'
     )
-    sized = course_site.sized_images(page, tmp_path / "book").splitlines()
-    assert sized[0] == '<img alt="a" loading="lazy" src="../_images/plot.svg" width="576" height="288" />'  # pt: 4/3 px
-    assert sized[1] == '<img src="../_images/diagram.svg" alt="b" width="724" height="350">'
-    assert (
-        sized[2]
-        == '<img src="../_images/boxed.svg" width="120" height="60"><img src="../_images/plot.png" width="300" height="100" />'
-    )
+    sized = rewritten(course_site.sized_images, page, tmp_path / "book").find_all("img")
+    sizes = [(image.get("width"), image.get("height")) for image in sized]
+    assert sizes[:4] == [("576", "288"), ("724", "350"), ("120", "60"), ("300", "100")]  # pt: 4/3 px
     # a size already given, an image that is not a figure, a file not there: left as they were
-    assert (
-        sized[3]
-        == '<img src="../_images/plot.svg" width="100"><img src="../_static/logo.svg"><img src="../_images/gone.svg">'
-    )
+    assert sizes[4:] == [("100", None), (None, None), (None, None)]
+    assert [image["src"] for image in sized] == [
+        image["src"] for image in BeautifulSoup(page, "html.parser").find_all("img")
+    ]
 
 
 def test_icons_become_inline_svg(tmp_path):
@@ -74,13 +78,13 @@ def test_icons_become_inline_svg(tmp_path):
         '<i class="theme-switch fa-solid fa-bars fa-lg" data-mode="light" title="Light"></i>'
         '<span class="fa-solid fa-bars"></span><i>plain italics</i><span class="fa-solid">odd</span>'
     )
-    out = course_site.inline_icons(page, tmp_path)
+    out = rewritten(course_site.inline_icons, page, tmp_path).decode(formatter=course_site.IN_ORDER)
     assert "fontawesome.js" not in out
     assert out.count("<svg") == 2 and 'viewBox="0 0 448 512"' in out and 'd="M0 96z"' in out
     assert '<svg class="theme-switch fa-lg pst-icon" data-mode="light"' in out  # kept what the theme's CSS uses
     assert "<i>plain italics</i>" in out and '<span class="fa-solid">odd</span>' in out
     with pytest.raises(ValueError, match="no Font Awesome icon solid/rocket"):
-        course_site.inline_icons('<i class="fas fa-rocket"></i>', tmp_path)
+        rewritten(course_site.inline_icons, '<i class="fas fa-rocket"></i>', tmp_path)
 
 
 @pytest.mark.npm
@@ -162,11 +166,35 @@ def test_only_tokens_drawn_in_the_blocks_colour_in_every_mode_lose_their_span():
     assert course_site.plain_token_classes(".highlight .n { color: #080808 }") == set()  # no modes: keep all
     code = '<div class="highlight"><pre><span class="n">x</span><span class="p">[</span><span class="n">i</span>\n'
     code += '<span class="o">&lt;</span>2]</pre></div><p><span class="n">not code</span></p>'
-    assert course_site.unwrap_plain_tokens(code, frozenset({"n"})) == (
+    assert str(rewritten(course_site.unwrap_plain_tokens, code, frozenset({"n"}))) == (
         '<div class="highlight"><pre>x<span class="p">[</span>i\n<span class="o">&lt;</span>2]</pre></div>'
         '<p><span class="n">not code</span></p>'
     )
-    assert course_site.unwrap_plain_tokens(code, frozenset()) == code
+    assert str(rewritten(course_site.unwrap_plain_tokens, code, frozenset())) == code
+
+
+def test_bundled_css_points_at_the_same_files_and_inlines_its_imports(tmp_path):
+    (tmp_path / "_static" / "vendor" / "fonts").mkdir(parents=True)
+    (tmp_path / "_static" / "vendor" / "base.css").write_text(".base{background:url(img/dot.png)}")
+    (tmp_path / "_static" / "vendor" / "theme.css").write_text(
+        "@import url(\"base.css\");\n@media (min-width: 1px) { .a { background: url( 'fonts/a.png' ) } }\n"
+        '@font-face{src:url(fonts/x.woff2) format("woff2"),url(data:font/woff2;base64,AA==)}'
+        ".b{background:url(/abs.png)}"
+    )
+    css = course_site.css_text(tmp_path, "_static/vendor/theme.css", "_static/bundle.css")
+    assert "@import" not in css and ".base{background:url(vendor/img/dot.png)}" in css
+    assert '"vendor/fonts/a.png"' in css and "url(vendor/fonts/x.woff2)" in css  # also inside @media
+    assert "url(data:font/woff2;base64,AA==)" in css and "url(/abs.png)" in css  # left as they were
+
+
+def test_the_font_keeps_the_glyphs_style_sheets_show_but_not_the_icon_classes():
+    css = (
+        '.fa-rocket:before{content:"\\f135"}'  # Font Awesome's own class: the icons are inline SVG
+        '@media print { .admonition-title:before { content: "\\f303" } }'  # inside @media too
+        '.note:after{content:"\uf05a"}'  # the character itself
+        '.quote:before{content:"\\201c"}'  # not an icon (no private-use code point)
+    )
+    assert course_site.icon_codepoints(css) == {0xF303, 0xF05A}
 
 
 @pytest.mark.npm
@@ -188,7 +216,9 @@ def test_a_bundle_keeps_the_rules_its_pages_and_their_scripts_use(tmp_path):
         '<script defer src="_static/app.js?v=1"></script><html lang="en"><p class="used">text</p></html>'
     )
     bundler = course_site.StyleBundler(tmp_path)
-    page.write_text(bundler.page(page, page.read_text()))
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    bundler.page(page, soup)
+    page.write_text(soup.decode(formatter=course_site.IN_ORDER))
     before = set(static.glob("course-*.css"))
     bundler.purge()
     (bundle,) = static.glob("course-*.css")

@@ -15,8 +15,8 @@ from typing import Any
 import nbformat
 import pytest
 
+import chapter_model as cm
 import export_questions
-import make_student as ms
 from _exercise_fixture import code, solution_notebook
 from posenc_lib import alibi, explore, questions
 from posenc_lib.questions import Choice, Numeric, Option, Wrong
@@ -265,9 +265,9 @@ def test_explorables_and_questions_leave_the_student_edition_and_nbgrader_as_the
     for name, notebook in [("plain", plain), ("placed", placed)]:
         path = tmp_path / f"{name}.ipynb"
         nbformat.write(notebook, path)
-        chapter = ms.read_chapter(path)
+        chapter = cm.read_chapter(path)
         assert not chapter.problems, chapter.problems
-        editions[name] = (chapter, ms.student_notebook(chapter))
+        editions[name] = (chapter, cm.student_notebook(chapter))
     (plain_chapter, plain_student), (placed_chapter, placed_student) = editions["plain"], editions["placed"]
     # the same exercises, points and test cells: the questions are not graded
     assert [(e.label, e.points, e.checkers) for e in placed_chapter.exercises] == [

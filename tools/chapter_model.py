@@ -1,0 +1,308 @@
+"""A chapter notebook read once into what the student edition, the nbgrader course and the instructor guide need.
+
+:func:`read_chapter` walks a solution notebook (MyST directives parsed with markdown-it-py) into its exercises
+and its nbgrader source notebook: exercise directives become headings, answers nbgrader solution cells (a code
+answer with a checker call gets a locked test cell ``assert check_x(fn)``, 2 points; other answers are graded
+by hand, 1 point), outputs a solution computed are cleared. :func:`student_notebook` is what ``nbgrader
+generate_assignment`` releases, minus the tests. Breaches of CONTRIBUTING.md's conventions go into
+``Chapter.problems``; unbalanced solution markers raise. The chapters mark a solution in three ways, all used:
+``solution-start``/``solution-end`` around cells, inside them nbgrader's ``### BEGIN/END SOLUTION`` in code or
+the cell tag ``solution`` on a cell that is wholly an answer; and a ``{solution}`` directive for a written one.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import pathlib
+import re
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import nbformat
+from markdown_it import MarkdownIt
+from nbconvert.preprocessors import ClearOutputPreprocessor
+from nbgrader.preprocessors import ClearSolutions
+
+CHECKER_POINTS, ANSWER_POINTS = 2, 1
+CHECKER = re.compile(r"\b(check_(?!function\b)\w+)\s*\(")
+MARKDOWN = MarkdownIt("commonmark")
+SOLUTION_DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
+
+
+class NotebookError(ValueError):
+    """A solution notebook no edition can be built from (unbalanced solution markers)."""
+
+
+class Directive(NamedTuple):
+    name: str
+    argument: str
+    options: dict[str, str]
+    body: str
+    start: int  # its lines in the markdown text: start .. end - 1
+    end: int
+
+
+def directives(text: str) -> list[Directive]:
+    """The fenced MyST directives at the top level of a markdown text, options (``:key: value``) parsed."""
+    found = []
+    for token in MARKDOWN.parse(text):
+        if token.type == "fence" and token.level == 0 and (head := re.match(r"\{([\w-]+)\}(.*)", token.info)):
+            lines = token.content.split("\n")
+            options = {}
+            while lines and (option := re.match(r"^:([\w-]+):\s*(.*?)\s*$", lines[0])):
+                options[option[1]] = option[2]
+                lines.pop(0)
+            start, end = token.map or (0, 0)  # a fence always has its lines
+            found.append(Directive(head[1], head[2].strip(), options, "\n".join(lines).strip("\n"), start, end))
+    return found
+
+
+@dataclass
+class Exercise:
+    label: str
+    title: str
+    number: str  # "3.1", as the website numbers it
+    cell: int  # index of its cell in the solution notebook
+    minutes: int | None = None  # the cell's metadata {"exercise": {"minutes": N}}
+    folded: bool = False  # its solution has :class: dropdown
+    solution_cells: list[int] = field(default_factory=list)
+    checkers: list[str] = field(default_factory=list)  # autograded, one test cell each
+    code_answers: int = 0
+    manual: int = 0  # answers graded by hand: written ones, code without a checker
+
+    @property
+    def kind(self) -> str:
+        return "coding" if self.code_answers else "written"
+
+    @property
+    def points(self) -> tuple[int, int]:
+        """(autograded, manually graded) points in the nbgrader course."""
+        return CHECKER_POINTS * len(self.checkers), ANSWER_POINTS * self.manual
+
+
+@dataclass
+class Chapter:
+    path: pathlib.Path
+    number: int | None
+    source: nbformat.NotebookNode  # the nbgrader source notebook
+    exercises: list[Exercise]
+    problems: list[str]  # breaches of CONTRIBUTING.md's conventions (a test fails on them)
+
+
+def student_code(source: str, where: str) -> str:
+    """A solution code cell as nbgrader's ClearSolutions gives it to students; unbalanced markers are an error."""
+    begins, ends = source.count("BEGIN SOLUTION"), source.count("END SOLUTION")
+    try:  # nbgrader refuses nested and unclosed blocks, not an END without its BEGIN (the lines above would leak)
+        if begins != ends:
+            which = "BEGIN" if begins > ends else "END"
+            raise RuntimeError(f"{abs(begins - ends)} {which} SOLUTION marker(s) without a partner")
+        cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"solution": True}})
+        return ClearSolutions().preprocess_cell(cell, {"language": "python"}, 0)[0].source
+    except RuntimeError as error:  # also nbgrader's own: nested or unclosed blocks
+        raise NotebookError(f"{where}: {error}") from None
+
+
+def parse_cell(source: str) -> ast.Module | None:
+    """A code cell's syntax tree (its magics and shell escapes blanked out), None if it is not Python."""
+    try:  # IPython magics and shell escapes are not Python
+        return ast.parse("\n".join("" if line.lstrip()[:1] in ("%", "!") else line for line in source.split("\n")))
+    except SyntaxError:
+        return None
+
+
+def names_used_and_bound(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell reads before binding them, names it binds at top level, imports left out)."""
+    if (tree := parse_cell(source)) is None:
+        return set(re.findall(r"[A-Za-z_]\w*", source)), set()
+    used: set[str] = set()
+    bound: set[str] = set()
+    for statement in tree.body:
+        used |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(statement.name)
+        elif not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            bound |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return used, bound
+
+
+def checker_calls(source: str) -> list[str]:
+    """The checker calls of a cell outside function bodies (also inside an ``if``), as source text."""
+    found, nodes = [], list(getattr(parse_cell(source), "body", []))
+    while nodes:
+        node = nodes.pop(0)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and CHECKER.match(node.func.id + "("):
+            found.append(ast.unparse(node))
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            nodes.extend(ast.iter_child_nodes(node))
+    return list(dict.fromkeys(found))
+
+
+class _Reader:
+    """Walks a solution notebook cell by cell, building the nbgrader source and the exercises."""
+
+    def __init__(self, path: pathlib.Path, number: int | None):
+        self.notebook = nbformat.read(path, as_version=4)
+        self.chapter = Chapter(path, number, copy.deepcopy(self.notebook), [], [])
+        self.by_label: dict[str, Exercise] = {}
+        self.cells: list[nbformat.NotebookNode] = []
+        self.taken = {c.get("id") for c in self.notebook.cells}  # cell and grade ids
+        self.open_label: str | None = None  # the gated solution we are in
+        self.tainted: set[str] = set()  # names the answers bind
+        self.where = path.name
+
+    def problem(self, text: str) -> None:
+        self.chapter.problems.append(f"{self.where}: {text}")
+
+    def new_id(self, base: str) -> str:
+        base = candidate = re.sub(r"[^A-Za-z0-9_-]", "-", base)[:56]
+        while candidate in self.taken:
+            candidate = f"{base}-{len(self.taken)}"
+        self.taken.add(candidate)
+        return candidate
+
+    def nbgrader(self, cell: nbformat.NotebookNode, grade_id: str, *, solution: bool, points: int | None) -> None:
+        cell.metadata["nbgrader"] = {
+            "grade": bool(points),
+            "grade_id": grade_id,
+            "locked": not solution,
+            "schema_version": 3,
+            "solution": solution,
+        } | ({"points": points} if points else {})
+        self.cells.append(cell)
+
+    def answer(self, cell: nbformat.NotebookNode, owner: Exercise | None, index: int, points: int | None) -> None:
+        """An nbgrader solution cell: autograded by the test cells after it if ``points`` is None, else by hand."""
+        self.nbgrader(cell, self.new_id(f"{owner.label if owner else 'x'}-answer"), solution=True, points=points)
+        if owner:
+            owner.manual += bool(points)
+            owner.solution_cells += [] if index in owner.solution_cells else [index]
+
+    def exercise(self, index: int, cell: nbformat.NotebookNode, d: Directive) -> str:
+        """Record an exercise directive; returns the heading the student edition shows in its place."""
+        minutes = cell.metadata.get("exercise", {}).get("minutes")
+        number = f"{self.chapter.number}." if self.chapter.number else ""
+        number += str(len(self.chapter.exercises) + 1)
+        exercise = Exercise(
+            d.options.get("label", ""), d.argument, number, index, minutes if isinstance(minutes, int) else None
+        )
+        if exercise.label in self.by_label:
+            self.problem(f"exercise label {exercise.label!r} is used twice")
+        self.chapter.exercises.append(exercise)
+        self.by_label[exercise.label] = exercise
+        return (
+            f"#### Exercise {exercise.number}"
+            + (f": {d.argument}" if d.argument else "")
+            + f"\n\n{d.body}" * bool(d.body.strip())
+        )
+
+    def solution(self, index: int, d: Directive) -> Exercise | None:
+        """Open a ``solution`` or ``solution-start``; returns the exercise it answers."""
+        if (target := self.by_label.get(d.argument)) is None:
+            self.problem(f"{d.name} for unknown exercise {d.argument!r}")
+        else:
+            target.folded, target.solution_cells = "dropdown" in d.options.get("class", "").split(), [index]
+        if d.name == "solution-start":
+            if self.open_label is not None:
+                self.problem(f"solution-start inside the open solution of {self.open_label!r}")
+            self.open_label = d.argument
+        return target
+
+    def markdown(self, index: int, cell: nbformat.NotebookNode, tags: list[str], owner: Exercise | None) -> None:
+        found, lines = directives(cell.source), cell.source.split("\n")
+        whole = "solution" in tags and not any(d.name == "solution" for d in found)  # the cell is a written answer
+        if whole and (self.open_label is None or any(d.name == "exercise" for d in found)):
+            self.problem(
+                "a markdown cell tagged 'solution' outside solution-start/solution-end "
+                "or next to an exercise (the website shows it unfolded)"
+            )
+        kept: list[str] = []  # the parts the student edition keeps
+        answers = [(cell.source, owner)] if whole else []
+        cursor = 0
+        for d in [*found, Directive("", "", {}, "", len(lines), len(lines))]:
+            if not whole and self.open_label is None and (text := "\n".join(lines[cursor : d.start]).strip("\n")):
+                kept.append(text)  # text outside a gated solution
+            cursor = d.end if d.name in SOLUTION_DIRECTIVES else d.start
+            if d.name == "exercise":
+                kept.append(self.exercise(index, cell, d))
+            elif d.name in ("solution", "solution-start"):
+                target = self.solution(index, d)
+                answers += [(d.body, target)] if d.name == "solution" else []
+                kept.append("**Your answer.**")
+            elif d.name == "solution-end":
+                if self.open_label is None:
+                    self.problem("solution-end without solution-start")
+                self.open_label = None
+        original = copy.deepcopy(cell)
+        if kept:
+            cell.source = "\n\n".join(kept)
+            if "solution" in tags:  # what is left of a tagged cell is not an answer
+                cell.metadata["tags"] = [t for t in tags if t != "solution"]
+                cell.metadata["tags"] or cell.metadata.pop("tags")
+            self.cells.append(cell)
+        for k, (text, target) in enumerate(answers):
+            replaces = not kept and k == 0  # the answer takes the original cell's place (and id)
+            written = nbformat.v4.new_markdown_cell(text, metadata=original.metadata if replaces else {})
+            written.id = (
+                original.id if replaces and "id" in original else self.new_id(f"{original.get('id', index)}-answer")
+            )
+            self.answer(written, target, index, ANSWER_POINTS)
+
+    def code(self, index: int, cell: nbformat.NotebookNode, tags: list[str], owner: Exercise | None) -> None:
+        is_answer = "solution" in tags or "BEGIN SOLUTION" in cell.source or "END SOLUTION" in cell.source
+        student = student_code(cell.source, self.where) if is_answer else cell.source
+        used, bound = names_used_and_bound(cell.source)
+        if is_answer and self.open_label is None:
+            self.problem("a solution code cell outside solution-start/solution-end (the website shows it unfolded)")
+        if self.open_label is not None or is_answer or used & self.tainted:
+            ClearOutputPreprocessor().preprocess_cell(cell, {}, index)  # an output a solution computed
+            self.tainted |= bound
+        else:
+            self.tainted -= bound
+        if not is_answer:
+            return self.cells.append(cell)
+        tests = checker_calls(student)
+        self.answer(cell, owner, index, None if tests else ANSWER_POINTS)
+        if owner:
+            owner.code_answers += 1
+            owner.checkers += [call.split("(", 1)[0] for call in tests]
+        for call in tests:
+            test = nbformat.v4.new_code_cell(
+                f"# autograder test: the checker must accept the answer above\nassert {call}"
+            )
+            test.id = self.new_id(f"{owner.label if owner else 'x'}-test")
+            self.nbgrader(test, test.id, solution=False, points=CHECKER_POINTS)
+
+    def read(self) -> Chapter:
+        for index, original in enumerate(self.notebook.cells):
+            self.where = f"{self.chapter.path.name}, cell {index}"
+            owner = self.by_label.get(self.open_label or "")
+            if owner and index not in owner.solution_cells:
+                owner.solution_cells.append(index)
+            read = self.markdown if original.cell_type == "markdown" else self.code
+            read(index, copy.deepcopy(original), original.metadata.get("tags", []), owner)
+        if self.open_label is not None:
+            self.where = self.chapter.path.name
+            self.problem(f"the solution of {self.open_label!r} is never closed with solution-end")
+        self.chapter.source.cells = self.cells
+        return self.chapter
+
+
+def read_chapter(path: pathlib.Path, number: int | None = None) -> Chapter:
+    """Parse one solution notebook (``number``: the chapter's number on the website) into the model."""
+    return _Reader(path, number).read()
+
+
+def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
+    """The chapter as nbgrader releases it, without the test cells and nbgrader's metadata."""
+    notebook = copy.deepcopy(chapter.source)
+    notebook.cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution", True)]
+    notebook, _ = ClearSolutions().preprocess(notebook, {})
+    for cell in notebook.cells:
+        cell.metadata.pop("nbgrader", None)
+    notebook.metadata["posenc_student_edition"] = {
+        "generated_from": chapter.path.name,
+        "generator": "tools/make_student.py",
+        "note": "generated from the solution notebook; do not edit by hand",
+    }
+    return notebook
