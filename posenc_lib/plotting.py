@@ -109,7 +109,6 @@ def method_color(name: str) -> str:
     return METHOD_COLORS[key]
 
 
-
 # what the site's dark theme does to a plot (book/_static/course.css): invert(0.88), then hue-rotate(180deg)
 DARK_INVERT = 0.88
 _HUE_ROTATE_180 = np.array([[-0.574, 1.430, 0.144], [0.426, 0.430, 0.144], [0.426, 1.430, -0.856]])
@@ -131,6 +130,7 @@ def dark_twin(color: str) -> str:
     inverted = DARK_INVERT * (1 - rgb) + (1 - DARK_INVERT) * rgb
     turned = np.clip(_HUE_ROTATE_180 @ inverted, 0.0, 1.0)  # (3,)
     return "#" + "".join(f"{round(float(c) * 255):02x}" for c in turned)
+
 
 def reference_line(ax: plt.Axes, value: float, kind: str, *, label: str | None = None, vertical: bool = False):
     """A horizontal (or ``vertical``) reference line in the course's style for ``kind`` (``REFERENCE_STYLES``)."""
