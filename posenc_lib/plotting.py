@@ -455,7 +455,8 @@ def trajectory_plot(
     Used for "the same word at positions 0, 1, 2, ...": each path is one word,
     each point one position, projected onto two coordinates. Equal axis scales,
     so circles look like circles. ``point_labels`` replaces the labels ``0 .. n-1``
-    (e.g. with the positions when they do not start at 0 or skip some).
+    (e.g. with the positions when they do not start at 0 or skip some); an empty label leaves
+    its point unlabelled (to keep the labels of points close together from overlapping).
     """
     if not paths:
         raise ValueError("paths must hold at least one named (n, 2) array")
@@ -474,6 +475,8 @@ def trajectory_plot(
             centre = points.mean(axis=0)
             for index, (x, y) in enumerate(points):
                 text = str(index) if point_labels is None else str(point_labels[index])
+                if not text:
+                    continue
                 away = np.array([x, y]) - centre
                 norm = float(np.hypot(*away)) or 1.0
                 dx, dy = 9.0 * away / norm
