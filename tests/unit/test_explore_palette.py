@@ -83,4 +83,4 @@ def test_dark_twin_is_the_site_filter():
     with pytest.raises(ValueError, match="color"):
         plotting.dark_twin("not a colour")
     with pytest.raises(TypeError, match="color"):
-        plotting.dark_twin(0.5)  # type: ignore[arg-type]
+        plotting.dark_twin(0.5)
