@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
+import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.rcsetup import cycler  # matplotlib's own (validating) cycler: no package of its own to pin
@@ -106,6 +107,29 @@ def method_color(name: str) -> str:
     if key not in METHOD_COLORS:
         raise ValueError(f"name must be one of the methods {sorted(METHOD_COLORS)} (or a display name), got {name!r}")
     return METHOD_COLORS[key]
+
+
+# what the site's dark theme does to a plot (book/_static/course.css): invert(0.88), then hue-rotate(180deg)
+DARK_INVERT = 0.88
+_HUE_ROTATE_180 = np.array([[-0.574, 1.430, 0.144], [0.426, 0.430, 0.144], [0.426, 1.430, -0.856]])
+
+
+def dark_twin(color: str) -> str:
+    """The colour a line drawn in ``color`` shows as on the site in dark mode (``"#rrggbb"``).
+
+    The site shows every plot inverted in its dark theme (``invert(0.88) hue-rotate(180deg)``, the CSS
+    filter's matrices in sRGB), so a scheme's line keeps its hue and becomes lighter; the explorables,
+    drawn by the browser, use these twins so that their lines match the plots in both modes.
+    """
+    if not isinstance(color, str):
+        raise TypeError(f"color must be a colour string such as '#0072B2', got {type(color).__name__}")
+    try:
+        rgb = np.asarray(matplotlib.colors.to_rgb(color))  # (3,) in [0, 1]
+    except ValueError as error:
+        raise ValueError(f"color must be a Matplotlib colour, got {color!r}") from error
+    inverted = DARK_INVERT * (1 - rgb) + (1 - DARK_INVERT) * rgb
+    turned = np.clip(_HUE_ROTATE_180 @ inverted, 0.0, 1.0)  # (3,)
+    return "#" + "".join(f"{round(float(c) * 255):02x}" for c in turned)
 
 
 def reference_line(ax: plt.Axes, value: float, kind: str, *, label: str | None = None, vertical: bool = False):
@@ -431,7 +455,8 @@ def trajectory_plot(
     Used for "the same word at positions 0, 1, 2, ...": each path is one word,
     each point one position, projected onto two coordinates. Equal axis scales,
     so circles look like circles. ``point_labels`` replaces the labels ``0 .. n-1``
-    (e.g. with the positions when they do not start at 0 or skip some).
+    (e.g. with the positions when they do not start at 0 or skip some); an empty label leaves
+    its point unlabelled (to keep the labels of points close together from overlapping).
     """
     if not paths:
         raise ValueError("paths must hold at least one named (n, 2) array")
@@ -450,6 +475,8 @@ def trajectory_plot(
             centre = points.mean(axis=0)
             for index, (x, y) in enumerate(points):
                 text = str(index) if point_labels is None else str(point_labels[index])
+                if not text:
+                    continue
                 away = np.array([x, y]) - centre
                 norm = float(np.hypot(*away)) or 1.0
                 dx, dy = 9.0 * away / norm

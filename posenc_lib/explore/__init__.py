@@ -25,6 +25,8 @@ The kinds, with the library function each one draws:
 - :func:`rope_scaling`: the rules of :mod:`posenc_lib.rope_scaling`;
 - :func:`t5_buckets`: :func:`posenc_lib.t5_relative_position_bucket` (float32, as the library);
 - :func:`experiment_curves`: chapter 12's stored accuracy per position (``book/data/experiments.json``).
+
+:func:`fallback_caption` captions the static figure an explorable stands in for (shown in print).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from typing import Any
 
 from .._checks import check_bool, check_choice, check_even_int, check_positive_float, check_positive_int
 from ..relative import _check_bucket_arguments
+from .fallback import FallbackCaption as FallbackCaption
+from .fallback import fallback_caption as fallback_caption
 
 STATIC = pathlib.Path(__file__).with_name("static")
 KIND_FILES = {

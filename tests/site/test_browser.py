@@ -285,30 +285,30 @@ def test_every_page_keeps_its_budgets(site, reports):
 # no printed output over 12 lines. Pages above it have their own ceiling, measured on 2026-12-02 after
 # plotting and statistics helpers were folded and chapter 12's results became tables (before, in the
 # comment): lower one when a chapter gets there, never raise it without a reason written next to it.
-# Ceilings are the measurement plus 0.02 (figures and text of other chapters' edits move page heights).
+# Ceilings are the measurement plus 0.02 (figures and text of other chapters' edits move page heights);
+# chapters 2, 3, 7, 12 and 13, measured on 2026-12-03, the measurement plus 0.005.
 CODE_SHARE_GOAL = 0.25
 CODE_SHARE_CEILING = {
     "01_why_order_matters": 0.28,  # 25.5 % (26.9 % before)
-    "02_analogy": 0.30,  # 27.8 % (27.7 %)
-    "03_sinusoidal": 0.29,  # 26.3 % (27.7 %)
+    "02_analogy": 0.248,  # 24.3 % (29.0 % before its plot cells and checks were folded)
+    "03_sinusoidal": 0.248,  # 24.3 % (29.2 %: the printed source, plot cells and helpers)
     "05_rope": 0.33,  # 30.4 % (30.2 % before its exercises asked for the scores by offset)
-    # 30.5 % since exercise 7.x asks for bucket_starts and its written part (27.9 % before, 29.1 % first)
-    "07_relative_biases": 0.32,
+    "07_relative_biases": 0.252,  # 24.7 % (30.5 %: the fallback's code and three check cells folded)
     "08_long_context": 0.33,  # 30.7 % (30.6 %)
     "09_where_it_plugs_in": 0.28,  # 25.7 % (25.6 %)
     "10_choosing": 0.28,  # 25.5 % (25.4 %)
     # 14.9 % (48.1 %): the code behind four answers folded (hide-input); the code inside folded solutions
     # still counts here, as sphinx-togglebutton hides it with visibility, not display
     "11_interview_questions": 0.17,
-    "13_real_text": 0.30,  # 28.0 %, a new chapter: its statistics helpers and assertion cells folded
+    "12_experiments": 0.201,  # 19.6 % (20.8 %: the provenance a folded table)
+    "13_real_text": 0.239,  # 23.4 % (27.9 %: printed columns now tables, plots folded)
 }
-# (chapter 4: 21.4 %, 6: 23.8 %, 12: 21.0 %, was 30.5 %: its helpers folded, its results tables)
+# (chapter 4: 21.4 %, 6: 23.8 %)
 OUTPUT_LINES_GOAL = 12
-OUTPUT_LINES_CEILING = {
-    "03_sinusoidal": 22,  # 22 (22)
-    "12_experiments": 18,  # 18, the run's provenance (25 before its results became tables)
-    "13_real_text": 22,  # 22: the key-set test's six descriptions and its two tables (one cell)
-}
+# (chapter 3 printed its formula's source, 22 lines, now a code block beside the text; chapters 12 and 13
+# printed their provenance and key-set tables, 18 and 22 lines, now real tables; chapter 5 prints its formula's
+# nine lines, not the 28 of its source): every page is within the goal, so no chapter has a ceiling above it
+OUTPUT_LINES_CEILING: dict[str, int] = {}
 
 
 def test_code_and_printed_output_keep_to_the_lesson_budget(reports):
@@ -320,7 +320,7 @@ def test_code_and_printed_output_keep_to_the_lesson_budget(reports):
         code_ceiling = CODE_SHARE_CEILING.get(name, CODE_SHARE_GOAL)
         lines_ceiling = OUTPUT_LINES_CEILING.get(name, OUTPUT_LINES_GOAL)
         if shares["code"] > code_ceiling + 0.005:
-            over[name] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.0%}"
+            over[name] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.1%}"
         if shares["outputLines"] > lines_ceiling:
             over[name] = over.get(name, "") + f" printed output of {shares['outputLines']} lines > {lines_ceiling}"
     assert not over, over
@@ -420,6 +420,25 @@ def test_the_layout_checks_pass_on_a_complying_page_and_fail_on_each_fault(site,
             problems, _ = site_check.inspect_page(context, base + "book/intro.html", phone=width < 1000)
             context.close()
         assert {p.kind for p in problems} == {kind}, (kind, width, problems)
+
+
+def test_the_lesson_measure_counts_a_long_printed_output_and_not_a_folded_one(site, tmp_path, browser):
+    # a printed output of 13 lines counts 13; one of 30 lines folded by MyST-NB's hide-output (a closed
+    # <details>) is not seen, so it does not count
+    def output(lines: int) -> str:
+        text = "\n".join(f"line {i}" for i in range(lines))
+        return f'<div class="cell_output docutils container"><div class="highlight"><pre>{text}\n</pre></div></div>'
+
+    added = output(13) + '<details class="hide below-input"><summary>Show output</summary>' + output(30) + "</details>"
+    intro = (site / "book" / "intro.html").read_text()
+    faulty = intro.replace('<article class="bd-article">', '<article class="bd-article">' + added, 1)
+    assert faulty != intro
+    root = site_with_page(site, tmp_path / "long-output", "book/intro.html", faulty)
+    with site_check.serve(root) as base:
+        context = site_check.new_context(browser, phone=False)
+        _, raw = site_check.inspect_page(context, base + "book/intro.html", phone=False)
+        context.close()
+    assert raw["shares"]["outputLines"] == 13 > OUTPUT_LINES_GOAL
 
 
 def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_path, browser):

@@ -99,6 +99,7 @@ def test_every_style_rule_names_classes_the_scripts_or_html_write():
     # the site cuts each page's style sheet to the class names that occur in its pages and scripts
     # (PurgeCSS): a class built from parts (`pe-s${i}`) would lose its rule on the website only
     written = explore.script() + "".join(item.container() for item in every_kind())
+    written += explore.fallback_caption("the static figure")._repr_html_()  # in the page, below that figure
     classes = set(re.findall(r"\.(pe-[\w-]+)", explore.stylesheet()))
     assert classes, "no pe- classes in the style sheet"
     missing = sorted(name for name in classes if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", written))

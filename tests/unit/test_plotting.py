@@ -28,6 +28,12 @@ def test_trajectory_plot_custom_point_labels():
     plt.close("all")
 
 
+def test_trajectory_plot_leaves_points_with_an_empty_label_unlabelled():
+    ax = trajectory_plot({"cat": np.eye(3, 2)}, title="t", xlabel="x", ylabel="y", point_labels=["0", "", "100"])
+    assert [t.get_text() for t in ax.texts] == ["0", "100"]
+    plt.close(ax.figure)
+
+
 def test_trajectory_plot_rejects_bad_paths():
     with pytest.raises(ValueError, match=r"path 'cat' must have shape \(n, 2\)"):
         trajectory_plot({"cat": np.zeros((4, 3))}, title="t", xlabel="x", ylabel="y")

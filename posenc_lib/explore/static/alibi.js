@@ -39,15 +39,15 @@ KINDS.alibi = {
   draw([slopeFigure, spanFigure], model, p) {
     const heads = model.drawn.slopes.map((_, h) => h + 1);
     const power = lowerPowerOfTwo(p.n_heads) === p.n_heads;
-    const series = [{ x: heads, y: model.drawn.slopes, style: 0, markers: true, markersOnly: !power }];
-    if (!power) series.push({ x: heads, y: model.drawn.naive, style: 1, markers: "small", hollow: true, markersOnly: true });
+    const series = [{ x: heads, y: model.drawn.slopes, colour: "alibi", markers: true, markersOnly: !power }];
+    if (!power) series.push({ x: heads, y: model.drawn.naive, style: 5, markers: "small", hollow: true, markersOnly: true });
     linePlot(slopeFigure.plot, {
       series, yscale: "log", yaxis: { base: 2 }, ydomain: extent([...model.drawn.slopes, ...(power ? [] : model.drawn.naive)]),
       xdomain: [0.5, p.n_heads + 0.5], xaxis: { integer: true },
       title: `ALiBi slopes of ${p.n_heads} heads on a log scale`, xlabel: "head h", ylabel: "slope m_h",
     });
-    slopeFigure.plot.append(legend(power ? [{ label: "m_h = 2^(−8h/n_h)", style: 0, hollow: false }]
-      : [{ label: "the authors' slopes", style: 0, hollow: false }, { label: "2^(−8h/n_h), not used", style: 1, hollow: true }]));
+    slopeFigure.plot.append(legend(power ? [{ label: "m_h = 2^(−8h/n_h)", colour: "alibi", hollow: false }]
+      : [{ label: "the authors' slopes", colour: "alibi", hollow: false }, { label: "2^(−8h/n_h), not used", style: 5, hollow: true }]));
     const sorted = model.drawn.slopes.every((m, i, all) => i === 0 || m < all[i - 1]);
     slopeFigure.caption.textContent = power
       ? `${p.n_heads} is a power of two: m_h = 2^(−8h/${p.n_heads}), from ${fmt(model.drawn.slopes[0])} down to ${fmt(model.drawn.slopes[p.n_heads - 1])}.`
@@ -60,7 +60,7 @@ KINDS.alibi = {
     });
     const bar = Math.max(2, (f.y.scale(2) - f.y.scale(1)) * 0.7);
     const d = spans.map((s, i) => `M${f.x.scale(0).toFixed(1)} ${(f.y.scale(i + 1) - bar / 2).toFixed(1)}h${Math.max(1, f.x.scale(s) - f.x.scale(0)).toFixed(1)}v${bar.toFixed(1)}H${f.x.scale(0).toFixed(1)}z`).join("");
-    f.svg.append(h("svg:path", { d, class: "pe-bars pe-s0" }));
+    f.svg.append(h("svg:path", { d, class: "pe-bars pe-c-alibi" }));
     const widest = spans.indexOf(Math.max(...spans)), narrowest = spans.indexOf(Math.min(...spans));
     spanFigure.caption.textContent = `The last of ${grouped(p.seq_len)} queries, equal content scores: head ${narrowest + 1} keeps ${Math.round(100 * p.mass)} % within |r| ≤ ${grouped(spans[narrowest])}, head ${widest + 1} needs |r| ≤ ${grouped(spans[widest])}${spans[widest] === p.seq_len - 1 ? " (the whole sequence)" : ""}.`;
   },

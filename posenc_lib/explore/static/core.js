@@ -14,6 +14,18 @@ const TAU = 2 * Math.PI;
 // class names are written out whole: the website's style sheet keeps only the rules whose names occur
 // in its pages and scripts (PurgeCSS, tools/course_site.py)
 const SERIES = ["pe-s0", "pe-s1", "pe-s2", "pe-s3", "pe-s4", "pe-s5"];
+// a series of one positional scheme or context-extension method takes the course's colour for it, the same
+// as in every chapter's plots (posenc_lib.plotting's SCHEME_COLORS and METHOD_COLORS; explore.css holds
+// them, and their dark-mode twins, as --pe-c-<name>; tests/unit/test_explore_palette.py keeps them equal)
+const COLOURS = {
+  none: "pe-c-none", sinusoidal: "pe-c-sinusoidal", learned: "pe-c-learned", rope: "pe-c-rope", alibi: "pe-c-alibi",
+  t5: "pe-c-t5", plain: "pe-c-rope", linear: "pe-c-linear", ntk: "pe-c-ntk", dynamic_ntk: "pe-c-dynamic-ntk",
+  yarn: "pe-c-yarn", llama3: "pe-c-llama3",
+};
+// the colour class of a series: {colour: "<scheme or method>"} or {style: 0..5} (the course's cycle)
+function seriesClass(s) {
+  return (s.colour !== undefined && COLOURS[s.colour]) || SERIES[s.style || 0];
+}
 const BASES = [10, 100, 500, 1000, 10000, 50000, 100000, 500000, 1000000, 10000000];
 
 function reducedMotion() {
@@ -256,7 +268,7 @@ function pathOf(xs, ys, fx, fy, step = false) {
   return d;
 }
 
-// A line plot: spec.series = [{label, x, y, style: 0..5, dash, markers, step}], vlines: [{x, label}].
+// A line plot: spec.series = [{label, x, y, style: 0..5 or colour: scheme, dash, markers, step}], vlines: [{x, label}].
 function linePlot(box, spec) {
   const all = spec.series.flatMap((s) => s.y);
   const f = frame(box, { ...spec, xdomain: spec.xdomain || extent(spec.series.flatMap((s) => s.x)), ydomain: spec.ydomain || extent(all) });
@@ -274,12 +286,12 @@ function linePlot(box, spec) {
     clip.append(h("svg:path", { d: `M${x0} ${py.toFixed(1)}H${x1}`, class: "pe-mark" }));
   }
   for (const s of spec.series) {
-    const cls = `pe-line ${SERIES[s.style || 0]}${s.dash ? " pe-dash" : ""}${s.thin ? " pe-thin" : ""}`;
+    const cls = `pe-line ${seriesClass(s)}${s.dash ? " pe-dash" : ""}${s.thin ? " pe-thin" : ""}`;
     if (!s.markersOnly) clip.append(h("svg:path", { d: pathOf(s.x, s.y, f.x.scale, f.y.scale, s.step), class: cls }));
     if (s.markers) {
       const r = s.markers === "small" ? 2.5 : 3.5;
       const d = s.x.map((x, i) => (s.y[i] === null ? "" : `M${(f.x.scale(x) - r).toFixed(1)} ${f.y.scale(s.y[i]).toFixed(1)}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0`)).join("");
-      clip.append(h("svg:path", { d, class: `pe-dots ${SERIES[s.style || 0]}${s.hollow ? " pe-hollow" : ""}` }));
+      clip.append(h("svg:path", { d, class: `pe-dots ${seriesClass(s)}${s.hollow ? " pe-hollow" : ""}` }));
     }
   }
   f.svg.append(clip);
@@ -316,11 +328,11 @@ function heatPlot(box, spec) {
 // ------------------------------------------------------------------ a figure's life
 
 function legend(items) {
-  return h("ul", { class: "pe-legend" }, items.map(({ label, style, dash, hollow }) => h("li", {},
+  return h("ul", { class: "pe-legend" }, items.map(({ label, style, colour, dash, hollow }) => h("li", {},
     h("svg:svg", { width: 26, height: 12, "aria-hidden": "true", class: "pe-swatch" },
       hollow !== undefined
-        ? h("svg:circle", { cx: 13, cy: 6, r: 4, class: `pe-dots ${SERIES[style]}${hollow ? " pe-hollow" : ""}` })
-        : h("svg:path", { d: "M1 6H25", class: `pe-line ${SERIES[style]}${dash ? " pe-dash" : ""}` })),
+        ? h("svg:circle", { cx: 13, cy: 6, r: 4, class: `pe-dots ${seriesClass({ style, colour })}${hollow ? " pe-hollow" : ""}` })
+        : h("svg:path", { d: "M1 6H25", class: `pe-line ${seriesClass({ style, colour })}${dash ? " pe-dash" : ""}` })),
     label)));
 }
 

@@ -28,14 +28,14 @@ KINDS.experiment_curves = {
   draw([figure], model, p) {
     const task = p.data.tasks[p.task], view = task.views[p.view];
     const names = view.order;
-    const series = p.series.map((name) => ({ x: model.drawn.centres, y: model.drawn.series[name], style: names.indexOf(name) % 6, markers: "small" }));
+    const series = p.series.map((name) => ({ x: model.drawn.centres, y: model.drawn.series[name], colour: name, style: names.indexOf(name) % 6, markers: "small" }));
     linePlot(figure.plot, {
       series, xdomain: [0, view.length], ydomain: [0, 1], yaxis: {},
       vlines: [{ x: p.data.train_len, label: "training length" }], hlines: task.chance ? [{ y: task.chance }] : [],
       title: `${task.label}: accuracy per position, ${view.label}, mean of ${p.seeds.length} seeds`,
       xlabel: `position p in a ${view.length}-token sequence`, ylabel: "accuracy",
     });
-    figure.plot.append(legend(p.series.map((name) => ({ label: view.series[name].label, style: names.indexOf(name) % 6 }))));
+    figure.plot.append(legend(p.series.map((name) => ({ label: view.series[name].label, colour: name, style: names.indexOf(name) % 6 }))));
     const inside = (values) => values.filter((v, i) => v !== null && model.drawn.centres[i] < p.data.train_len);
     const beyond = (values) => values.filter((v, i) => v !== null && model.drawn.centres[i] > p.data.train_len);
     const mean = (values) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);

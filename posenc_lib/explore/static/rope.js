@@ -57,16 +57,16 @@ KINDS.rope = {
     const trail = path.slice(-24, -1).map(([u, v]) => `M${(f.x.scale(u) - 2).toFixed(1)} ${f.y.scale(v).toFixed(1)}a2 2 0 1 0 4 0a2 2 0 1 0 -4 0`).join("");
     f.svg.append(
       h("svg:ellipse", { cx, cy, rx, ry, class: "pe-circle" }),
-      h("svg:path", { d: trail, class: "pe-dots pe-s1 pe-hollow" }),
-      h("svg:path", { d: `M${cx} ${cy}L${f.x.scale(x).toFixed(1)} ${f.y.scale(y).toFixed(1)}`, class: "pe-line pe-s0 pe-arrow" }),
-      h("svg:path", { d: `M${(f.x.scale(x) - 4).toFixed(1)} ${f.y.scale(y).toFixed(1)}a4 4 0 1 0 8 0a4 4 0 1 0 -8 0`, class: "pe-dots pe-s0" }),
+      h("svg:path", { d: trail, class: "pe-dots pe-c-rope pe-hollow" }),
+      h("svg:path", { d: `M${cx} ${cy}L${f.x.scale(x).toFixed(1)} ${f.y.scale(y).toFixed(1)}`, class: "pe-line pe-c-rope pe-arrow" }),
+      h("svg:path", { d: `M${(f.x.scale(x) - 4).toFixed(1)} ${f.y.scale(y).toFixed(1)}a4 4 0 1 0 8 0a4 4 0 1 0 -8 0`, class: "pe-dots pe-c-rope" }),
     );
     const theta = model.theta[p.pair], turns = model.drawn.angle / TAU;
     const coordinates = p.layout === "half" ? `x_${p.pair}, x_${p.pair + p.head_dim / 2}` : `x_${2 * p.pair}, x_${2 * p.pair + 1}`;
     pairFigure.caption.textContent = `Pair ℓ = ${p.pair} (${coordinates}) at p = ${p.position}: angle p θ_ℓ = ${fmt(model.drawn.angle)} rad, ${fmt(turns)} turns; θ_ℓ = ${fmt(theta)}, one turn every ${fmt(TAU / theta)} positions.`;
     const score = model.drawn.score;
     linePlot(scoreFigure.plot, {
-      series: [{ x: model.drawn.r, y: score, style: 0 }], hlines: [{ y: 0 }],
+      series: [{ x: model.drawn.r, y: score, colour: "rope" }], hlines: [{ y: 0 }],
       title: `Score of q and k against the relative position r, d_h = ${p.head_dim}, base ${grouped(p.base)}, ${p.layout} layout`,
       xlabel: "relative position r = j − i", ylabel: "score q · R_r k",
     });

@@ -67,12 +67,12 @@ KINDS.rope_scaling = {
     const pair = model.drawn.frequency.map((_, l) => l);
     const ratio = p.view === "ratio";
     const value = (m) => (ratio ? m.frequency.map((t, l) => t / model.drawn.frequency[l]) : m.wavelength);
-    const series = [{ x: pair, y: value(model.drawn), style: 5, dash: true }];
-    const items = [{ label: "original", style: 5, dash: true }];
+    const series = [{ x: pair, y: value(model.drawn), colour: "plain", dash: true }];
+    const items = [{ label: "original", colour: "plain", dash: true }];
     SCALING_METHODS.forEach(([method, label], i) => {
       if (!model.drawn.methods[method]) return;
-      series.push({ x: pair, y: value(model.drawn.methods[method]), style: i });
-      items.push({ label, style: i });
+      series.push({ x: pair, y: value(model.drawn.methods[method]), colour: method, style: i });
+      items.push({ label, colour: method, style: i });
     });
     const unturned = model.drawn.wavelength.findIndex((w) => w > p.original_max_len);
     const y = series.flatMap((s) => s.y);

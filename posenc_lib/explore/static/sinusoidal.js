@@ -46,7 +46,7 @@ KINDS.sinusoidal = {
     let low = centre;
     for (let i = centre; i < values.length; i++) if (values[i] < values[low]) low = i;
     linePlot(dot.plot, {
-      series: [{ x: model.drawn.distance, y: values, style: 0 }],
+      series: [{ x: model.drawn.distance, y: values, colour: "sinusoidal" }],
       title: `Dot product of PE(p) and PE(p + Δ) for d = ${d}, base ${grouped(p.base)}`,
       xlabel: "distance Δ", ylabel: "PE(p) · PE(p + Δ)", hlines: [{ y: 0 }],
     });

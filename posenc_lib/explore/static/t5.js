@@ -35,7 +35,7 @@ KINDS.t5_buckets = {
   draw([figure], model, p) {
     const { r, bucket } = model.drawn;
     linePlot(figure.plot, {
-      series: [{ x: r, y: bucket, style: 0, step: true }, { x: [p.probe], y: [model.drawn.probe_bucket], style: 1, markers: true, markersOnly: true }],
+      series: [{ x: r, y: bucket, colour: "t5", step: true }, { x: [p.probe], y: [model.drawn.probe_bucket], style: 5, markers: true, markersOnly: true }],
       vlines: [{ x: -p.max_distance }, { x: p.max_distance }],
       xdomain: [r[0], r[r.length - 1]], ydomain: [0, (p.bidirectional ? 2 * Math.floor(p.num_buckets / 2) : p.num_buckets) - 1], yaxis: { integer: true, pad: 0.04 },
       title: `T5 bucket of each relative position, ${p.num_buckets} buckets, max distance ${p.max_distance}, ${p.bidirectional ? "encoder" : "decoder"}`,
