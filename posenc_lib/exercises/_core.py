@@ -227,6 +227,9 @@ def library_unavailable(forbidden: Sequence[Any], *, student: Any = None) -> Ite
 
 
 def to_numpy(value: Any) -> np.ndarray:
+    """``value`` as a float64 array; a complex value is refused (TypeError), never cast to its real part."""
+    if (isinstance(value, torch.Tensor) and value.is_complex()) or np.iscomplexobj(value):
+        raise TypeError("complex values are not real numbers: take .real (or .abs()) first")
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().double().numpy()
     return np.asarray(value, dtype=float)
@@ -252,7 +255,13 @@ def describe(value: Any) -> str:
     if isinstance(value, (list, tuple)) and _safe(lambda: to_numpy(value).ndim > 0):
         kind, value = f"a {type(value).__name__}, as an array", to_numpy(value)
     if isinstance(value, (np.ndarray, torch.Tensor)):
-        array = to_numpy(value)
+        if (isinstance(value, torch.Tensor) and value.is_complex()) or np.iscomplexobj(value):  # shown as it is
+            kind, array = (
+                f"complex {kind}",
+                np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value),
+            )
+        else:
+            array = to_numpy(value)
         body = np.array2string(array, precision=4, suppress_small=True, threshold=12, edgeitems=2)
         return f"{kind} of shape {array.shape}:\n{body}"
     return repr(value)
