@@ -46,6 +46,8 @@ BROKEN = "broken"  # a solutions notebook with one test cell's output an error (
 # the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
 # tests/grading/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
 LIBRARY_ANSWERS = {
+    "table_symmetries": """from posenc_lib.exercises.why_order_matters import reference_symmetries
+return reference_symmetries(table)""",
     "my_next_row": "return pe.shift_matrix(1, len(row)).numpy() @ row",
     "add_positions": """real = [w for w in words if w != "<pad>"]
 out = torch.zeros(len(words), d_model)

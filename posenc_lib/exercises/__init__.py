@@ -20,7 +20,7 @@ from .relative_biases import check_bucket_starts, check_untrained_buckets
 from .rope import check_rope_half, check_rope_interleaved
 from .sinusoidal import check_next_row, check_shift_matrix
 from .where_it_plugs_in import check_rope_scores
-from .why_order_matters import check_is_equivariant
+from .why_order_matters import check_table_symmetries
 
 __all__ = [
     "Case",
@@ -34,6 +34,6 @@ __all__ = [
 __all__ += ["check_alibi_slopes", "check_rope_half", "check_rope_interleaved"]
 __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_bucket_starts", "check_untrained_buckets"]
-__all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_is_equivariant", "check_rope_scores"]
+__all__ += ["check_fraction_unseen", "check_interleaved_to_half", "check_rope_scores", "check_table_symmetries"]
 __all__ += ["check_add_positions", "check_next_row", "check_position_lookup", "check_shift_matrix"]
 __all__ += ["check_key_set_mask", "check_position_share"]

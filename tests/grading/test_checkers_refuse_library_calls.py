@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 import sys
 
@@ -16,6 +17,7 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import exercises as ex
+from posenc_lib.exercises import why_order_matters as symmetries
 
 # --- false passes: one-line calls of the library the exercise asks the student to write ---------------------
 
@@ -30,6 +32,7 @@ LIBRARY_CALLS = {
         int(pe.t5_relative_position_bucket(-torch.arange(4 * max_distance), num_buckets=num_buckets).eq(k).nonzero()[0])
         for k in range(num_buckets)
     ],
+    "check_table_symmetries": lambda table: symmetries.reference_symmetries(table),
 }
 
 
@@ -111,21 +114,19 @@ def test_an_exact_fraction_passes():
     assert ex.check_fraction_unseen(exact)
 
 
-# --- chapter 1: a permutation that moves only two tokens fails; a constant False is not "invariance" ----------
+# --- chapter 1: rows equal only to round-off are equal; a constant answer is not told it used exact equality --
 
 
-def test_swapping_only_the_first_two_tokens_fails():
-    def swap_two(layer, x):
-        perm = torch.arange(x.shape[0])
-        perm[:2] = torch.tensor([1, 0])
-        return bool(torch.allclose(layer(x[perm]), layer(x)[perm], atol=1e-5))
+def test_exact_float_equality_fails_the_table_symmetries():
+    def exact(table):
+        return [p for p in itertools.permutations(range(table.shape[0])) if torch.equal(table[list(p)], table)]
 
-    assert not ex.check_is_equivariant(swap_two)
+    assert not ex.check_table_symmetries(exact)
 
 
-def test_a_constant_false_is_not_told_it_tested_invariance():
-    result = ex.check_is_equivariant(lambda layer, x: False)
-    assert not result and "invariance" not in result.message
+def test_the_identity_alone_is_not_told_it_compared_exactly():
+    result = ex.check_table_symmetries(lambda table: [tuple(range(table.shape[0]))])
+    assert not result and "exact equality" not in result.message
 
 
 # --- chapter 11: a right answer as a NumPy array passes --------------------------------------------------------
@@ -177,6 +178,10 @@ LIBRARY_ANSWERS = {
         "posenc_lib.t5_relative_position_bucket",
     ),
     "check_shift_matrix": (pe.shift_matrix, "posenc_lib.shift_matrix"),
+    "check_table_symmetries": (
+        symmetries.reference_symmetries,
+        "posenc_lib.exercises.why_order_matters.reference_symmetries",
+    ),
     "check_next_row": (
         lambda row, _m=pe.shift_matrix: _m(1, len(row)).numpy() @ row,
         "posenc_lib.shift_matrix",
