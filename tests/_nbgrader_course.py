@@ -57,13 +57,9 @@ if real:
 return out""",
     "my_shift_matrix": """order = pe.interleaved_to_concatenated_permutation(d_model)
 return pe.shift_matrix(delta, d_model)[order][:, order]  # the concatenated layout's M_delta""",
-    "lookup_positions": """if (positions < 0).any():
-    raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
-module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
-with torch.no_grad():
-    module.weight.copy_(table)
-zero = torch.zeros(1, 1, table.shape[1])
-return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # ValueError past max_len""",
+    "updates_per_row": """module = pe.LearnedPositionalEmbedding(d_model=1, max_len=max_len)
+sum(module(torch.zeros(1, n, 1)).sum() for n in lengths.tolist()).backward()
+return module.weight.grad[:, 0]  # row p's gradient: the sequences that look it up""",
     "my_rope_half": "return pe.apply_rope(x, positions, base=base)",
     "my_rope_interleaved": "return pe.apply_rope(x, positions, base=base, layout='interleaved')",
     "my_alibi_slopes": "return pe.alibi_slopes(n_heads)",

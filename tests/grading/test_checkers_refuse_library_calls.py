@@ -36,17 +36,14 @@ LIBRARY_CALLS = {
 }
 
 
-def lookup_via_the_library(table, positions):
-    """Right answers, by way of the library's module (its ValueError names position and max_len)."""
-    if (positions < 0).any():
-        raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
-    module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
-    with torch.no_grad():
-        module.weight.copy_(table)
-    return torch.stack([module(torch.zeros(1, 1, table.shape[1]), offset=int(p))[0, 0] for p in positions])
+def updates_via_the_library(lengths, max_len):
+    """Right answers, by way of the library's module: the gradient each row gets from one backward pass."""
+    module = pe.LearnedPositionalEmbedding(d_model=1, max_len=max_len)
+    sum(module(torch.zeros(1, n, 1)).sum() for n in lengths.tolist()).backward()
+    return module.weight.grad[:, 0]
 
 
-LIBRARY_CALLS["check_position_lookup"] = lookup_via_the_library
+LIBRARY_CALLS["check_updates_per_row"] = updates_via_the_library
 LIBRARY_CALLS["check_interleaved_to_half"] = lambda x: x[..., pe.interleaved_to_half_permutation(x.shape[-1])]
 
 
@@ -73,21 +70,16 @@ def test_rope_positions_in_bfloat16_fail():
     assert not ex.check_rope_half(rope_half_bf16_positions)
 
 
-# --- false reject: a subclass of ValueError ------------------------------------------------------------------
+# --- false reject: counts as floats (a gradient) -------------------------------------------------------------
 
 
-class PositionError(ValueError):
-    pass
+def test_counts_read_off_a_plain_embeddings_gradient_pass():
+    def by_gradient(lengths, max_len):
+        table = torch.nn.Embedding(max_len, 1)
+        sum(table(torch.arange(n)).sum() for n in lengths.tolist()).backward()
+        return table.weight.grad[:, 0]  # float32 counts
 
-
-def test_a_subclass_of_valueerror_passes_the_lookup():
-    def lookup(table, positions):
-        bad = positions[(positions < 0) | (positions >= table.shape[0])]
-        if bad.numel():
-            raise PositionError(f"position {int(bad[0])} does not exist (max_len={table.shape[0]})")
-        return table[positions]
-
-    assert ex.check_position_lookup(lookup)
+    assert ex.check_updates_per_row(by_gradient)
 
 
 # --- chapter 10: off-by-ones at the exact boundary fail, an exact fraction passes --------------------------------
@@ -163,8 +155,9 @@ BUILT_BEFORE = {  # instances made before the check: their bound methods hold th
 }
 
 
-def lookup_via_a_bound_method(table, positions, _forward=BUILT_BEFORE["learned"].forward):
-    return torch.stack([_forward(torch.zeros(1, 1, 4), offset=int(p))[0, 0] for p in positions])
+def updates_via_a_bound_method(lengths, max_len, _forward=BUILT_BEFORE["learned"].forward):
+    _forward(torch.zeros(1, 1, 4))  # a lookup through a module built before the check
+    return (torch.arange(max_len)[:, None] < lengths[None]).sum(dim=1)
 
 
 # checker -> (an answer that gets its result from the forbidden code, the public name the verdict must give)
@@ -201,7 +194,7 @@ LIBRARY_ANSWERS = {
         lambda x, _perm=pe.interleaved_to_half_permutation: x[..., _perm(x.shape[-1])],
         "posenc_lib.interleaved_to_half_permutation",
     ),
-    "check_position_lookup": (lookup_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
+    "check_updates_per_row": (updates_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
     "check_add_positions": (
         lambda w, d, first=0, _add=BUILT_BEFORE["sinusoidal"].forward: _add(
             torch.nn.functional.pad(pe.embed_words(w, d), (0, 16 - d)), offset=first
@@ -279,6 +272,6 @@ def test_the_library_works_again_after_the_check():
     torch.testing.assert_close(
         pe.alibi_slopes(4), torch.tensor([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8], dtype=torch.float64)
     )
-    ex.check_position_lookup(lookup_via_a_bound_method)
+    ex.check_updates_per_row(updates_via_a_bound_method)
     module = BUILT_BEFORE["learned"]
     assert torch.equal(module(torch.zeros(1, 2, 4)), module.weight[:2][None])
