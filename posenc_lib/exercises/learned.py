@@ -53,8 +53,7 @@ DIAGNOSES = [
         lambda lengths, max_len: (_rows(max_len, lengths) <= lengths[None]).sum(dim=1),
     ),
     Diagnosis(
-        "you counted the sequences too short to reach row p; row p is looked up by every sequence longer "
-        "than p.",
+        "you counted the sequences too short to reach row p; row p is looked up by every sequence longer than p.",
         lambda lengths, max_len: (_rows(max_len, lengths) >= lengths[None]).sum(dim=1),
     ),
     Diagnosis(
