@@ -79,6 +79,7 @@ frequencies = pe.linear_scaling_frequencies(pe.rope_frequencies(model.config.hea
 stretched.rope = pe.RotaryEmbedding(model.config.head_dim, frequencies=frequencies)
 return stretched""",
 }
+TEST_ID = re.compile(r"-test(-\d+)?$")  # make_student's ids: <label>-test(-N) for tests, <label>-answer(-N)
 SOLUTION_BLOCK = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.MULTILINE | re.DOTALL
 )
@@ -237,7 +238,13 @@ def _grades(course: pathlib.Path) -> dict[tuple[str, str], list[Grade]]:
             for submission in assignment.submissions:
                 grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
                 found[assignment.name, submission.student.id] = [
-                    Grade(re.sub(r"-(test|answer)(-\d+)?$", "", g.name), "-test" in g.name, g.score, g.max_score)
+                    # a test cell's id ends in -test (-N); a label may hold "-test" too (ex-why-permutation-test)
+                    Grade(
+                        re.sub(r"-(test|answer)(-\d+)?$", "", g.name),
+                        bool(TEST_ID.search(g.name)),
+                        g.score,
+                        g.max_score,
+                    )
                     for g in grades
                 ]
     return found
