@@ -46,6 +46,8 @@ BROKEN = "broken"  # a solutions notebook with one test cell's output an error (
 # the function an exercise asks for -> a body computing the same with the posenc_lib code it must not call;
 # tests/grading/test_nbgrader.py checks that each is a right answer when the checkers' guard is off
 LIBRARY_ANSWERS = {
+    "table_symmetries": """from posenc_lib.exercises.why_order_matters import reference_symmetries
+return reference_symmetries(table)""",
     "my_next_row": "return pe.shift_matrix(1, len(row)).numpy() @ row",
     "add_positions": """real = [w for w in words if w != "<pad>"]
 out = torch.zeros(len(words), d_model)
@@ -55,13 +57,9 @@ if real:
 return out""",
     "my_shift_matrix": """order = pe.interleaved_to_concatenated_permutation(d_model)
 return pe.shift_matrix(delta, d_model)[order][:, order]  # the concatenated layout's M_delta""",
-    "lookup_positions": """if (positions < 0).any():
-    raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
-module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
-with torch.no_grad():
-    module.weight.copy_(table)
-zero = torch.zeros(1, 1, table.shape[1])
-return torch.stack([module(zero, offset=int(p))[0, 0] for p in positions])  # ValueError past max_len""",
+    "updates_per_row": """module = pe.LearnedPositionalEmbedding(d_model=1, max_len=max_len)
+sum(module(torch.zeros(1, n, 1)).sum() for n in lengths.tolist()).backward()
+return module.weight.grad[:, 0]  # row p's gradient: the sequences that look it up""",
     "my_offset_scores": """keys = k[..., None, :].expand(*k.shape[:-1], len(offsets), k.shape[-1])  # (..., n, d_h)
 return (q[..., None, :] * pe.apply_rope(keys, offsets, base=base)).sum(-1)  # the key at r, the query at 0""",
     "my_offset_scores_interleaved": """keys = k[..., None, :].expand(*k.shape[:-1], len(offsets), k.shape[-1])  # (..., n, d_h)
@@ -82,6 +80,7 @@ frequencies = pe.linear_scaling_frequencies(pe.rope_frequencies(model.config.hea
 stretched.rope = pe.RotaryEmbedding(model.config.head_dim, frequencies=frequencies)
 return stretched""",
 }
+TEST_ID = re.compile(r"-test(-\d+)?$")  # make_student's ids: <label>-test(-N) for tests, <label>-answer(-N)
 SOLUTION_BLOCK = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.MULTILINE | re.DOTALL
 )
@@ -240,7 +239,13 @@ def _grades(course: pathlib.Path) -> dict[tuple[str, str], list[Grade]]:
             for submission in assignment.submissions:
                 grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
                 found[assignment.name, submission.student.id] = [
-                    Grade(re.sub(r"-(test|answer)(-\d+)?$", "", g.name), "-test" in g.name, g.score, g.max_score)
+                    # a test cell's id ends in -test (-N); a label may hold "-test" too (ex-why-permutation-test)
+                    Grade(
+                        re.sub(r"-(test|answer)(-\d+)?$", "", g.name),
+                        bool(TEST_ID.search(g.name)),
+                        g.score,
+                        g.max_score,
+                    )
                     for g in grades
                 ]
     return found

@@ -1,10 +1,13 @@
-"""Checker for the learned-positions chapter's coding exercise: a lookup that refuses positions it does not have.
+"""Checker for the learned-positions chapter's coding exercise: how many training sequences reach each row.
 
-The student writes ``fn(table, positions)`` with ``table`` of shape ``(max_len, d)``
-and ``positions`` a 1-D integer tensor ``(s,)``. It must return ``table[positions]``,
-``(s, d)``, when every position is in ``0 .. max_len - 1``, and otherwise raise a
-``ValueError`` (or a subclass of it) whose message names the offending position and
-``max_len``. The answer runs with :class:`posenc_lib.LearnedPositionalEmbedding` switched off.
+The student writes ``fn(lengths, max_len)``: ``lengths`` is a 1-D integer tensor ``(b,)`` with the
+lengths of the training sequences (each uses positions ``0 .. length - 1``, as in the chapter), and
+``max_len`` is the number of rows of the learned table. It returns an integer tensor ``(max_len,)``
+whose entry ``p`` is the number of sequences that look up row ``p``: the ones whose loss sends a
+gradient into that row. The chapter shows that rows past a fixed training length keep their initial
+values; this counts how *often* each row is trained when lengths vary (the last rows that exist may be
+reached by few sequences). The answer runs with :class:`posenc_lib.LearnedPositionalEmbedding` and the
+checker's :func:`reference_updates_per_row` switched off.
 """
 
 from __future__ import annotations
@@ -15,109 +18,119 @@ from typing import Any
 import torch
 
 from ..learned import LearnedPositionalEmbedding
-from ._core import Case, CheckResult, arrays_close, check_function, describe
+from ._core import Case, CheckResult, Diagnosis, arrays_close, check_function
 
-LOOKUP_HINT = (
-    "return table[positions] when 0 <= every position < max_len = table.shape[0]; otherwise raise "
-    "ValueError with a message that names the offending position and max_len."
+
+def _validated(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    if not isinstance(lengths, torch.Tensor) or lengths.dim() != 1 or lengths.is_floating_point():
+        raise TypeError(f"lengths must be a 1-D integer tensor (b,), got {lengths!r}")
+    if not isinstance(max_len, int) or max_len < 1:
+        raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+    if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > max_len):
+        raise ValueError(f"lengths must lie in 1 .. max_len={max_len}, got {lengths.tolist()}")
+    return lengths
+
+
+def reference_updates_per_row(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """Entry ``p``: how many of the sequences, of lengths ``lengths`` ``(b,)``, look up row ``p``; shape ``(max_len,)``.
+
+    A sequence of length ``n`` uses rows ``0 .. n - 1``, so row ``p`` is reached by the sequences with
+    ``n > p``. Returned as int64 on ``lengths``'s device.
+    """
+    lengths = _validated(lengths, max_len)
+    rows = torch.arange(max_len, device=lengths.device)  # (max_len,)
+    return (rows[:, None] < lengths[None, :]).sum(dim=1)  # (max_len, b) -> (max_len,)
+
+
+def _rows(max_len: int, lengths: torch.Tensor) -> torch.Tensor:
+    return torch.arange(max_len, device=lengths.device)[:, None]  # (max_len, 1)
+
+
+DIAGNOSES = [
+    Diagnosis(
+        "off by one: a sequence of n tokens uses rows 0 .. n - 1, so row p is reached by the sequences with "
+        "n > p (row n itself is not looked up).",
+        lambda lengths, max_len: (_rows(max_len, lengths) <= lengths[None]).sum(dim=1),
+    ),
+    Diagnosis(
+        "you counted the sequences too short to reach row p; row p is looked up by every sequence longer than p.",
+        lambda lengths, max_len: (_rows(max_len, lengths) >= lengths[None]).sum(dim=1),
+    ),
+    Diagnosis(
+        "you returned whether a row is reached at all (0 or 1); the question is how many sequences reach it.",
+        lambda lengths, max_len: (_rows(max_len, lengths)[:, 0] < lengths.max()).long(),
+    ),
+    Diagnosis(
+        "you returned fractions of the sequences; return the count (an integer per row).",
+        lambda lengths, max_len: reference_updates_per_row(lengths, max_len).double() / len(lengths),
+    ),
+    Diagnosis(
+        "one entry per row of the table, max_len of them: rows past the longest sequence are reached by "
+        "no sequence and get 0.",
+        lambda lengths, max_len: reference_updates_per_row(lengths, max_len)[: int(lengths.max())],
+    ),
+    Diagnosis(
+        "you counted tokens, not sequences: each sequence that reaches row p looks it up once (at its "
+        "position p), whatever its length.",
+        lambda lengths, max_len: ((_rows(max_len, lengths) < lengths[None]) * lengths[None]).sum(dim=1),
+    ),
+]
+
+UPDATES_HINT = (
+    "a sequence of n tokens looks up rows 0 .. n - 1, once each; row p is reached by every sequence with "
+    "n > p. Return a tensor of max_len integers: entry p counts those sequences."
 )
 
 
-class _Outcome(tuple):
-    """``("returned", value)``, ``("raised", exception)`` or, as expected value, ``("raised", (position, max_len))``."""
-
-    def __repr__(self) -> str:
-        kind, value = self
-        if kind == "returned":
-            return describe(value)
-        if isinstance(value, tuple):
-            return f"a ValueError whose message names position {value[0]} and max_len={value[1]}"
-        return f"{type(value).__name__}: {value}"
+def _compare(got: Any, expected: Any) -> bool:
+    return arrays_close(got, expected, atol=0.0, rtol=0.0)  # counts: exact
 
 
-def _outcome(fn: Callable[..., Any]) -> Callable[..., _Outcome]:
-    """Wrap ``fn`` so that a raised exception becomes a value ``("raised", exception)``."""
+def _cases() -> list[Case]:
+    def case(label: str, lengths: list[int] | torch.Tensor, max_len: int, hint: str = "") -> Case:
+        lengths = torch.as_tensor(lengths)
+        return Case(label, (lengths, max_len), expected=reference_updates_per_row(lengths, max_len), hint=hint)
 
-    def run(*args: Any) -> _Outcome:
-        try:
-            return _Outcome(("returned", fn(*args)))
-        except NotImplementedError:
-            raise
-        except Exception as error:  # the exercise is about which error is raised
-            return _Outcome(("raised", error))
-
-    return run
-
-
-def _compare(got: tuple[str, Any], expected: tuple[str, Any]) -> bool:
-    """Rows within tolerance; or a ValueError (a subclass is fine) whose message contains every expected part."""
-    kind, value = got
-    if kind != expected[0]:
-        return False
-    if kind == "returned":
-        return arrays_close(value, expected[1])
-    return isinstance(value, ValueError) and all(str(part) in str(value) for part in expected[1])
-
-
-def _explain(got: tuple[str, Any], expected: tuple[str, Any]) -> str:
-    """What went wrong, read off the outcome."""
-    kind, value = got
-    if expected[0] == "returned":
-        if kind == "raised":
-            return (
-                f"every position here is in 0 .. max_len - 1 (max_len - 1 is the last row there is), but your function "
-                f"raised {type(value).__name__}: refuse only p < 0 or p >= max_len."
-            )
-        return "return the rows table[positions], in the order of positions."
-    bad, max_len = expected[1]
-    if kind == "returned":
-        if bad < 0:
-            return (
-                "a negative position must be refused too: tensor indexing quietly counts it from the end, "
-                "so table[positions] returns a row instead of failing."
-            )
-        return f"position {bad} does not exist (positions are 0 .. {max_len - 1}), but your function returned rows: raise ValueError."
-    if not isinstance(value, ValueError):
-        if isinstance(value, IndexError) and "out of bounds" in str(value):
-            return (
-                "position max_len is one past the end: a table of max_len rows has positions 0 .. max_len - 1. "
-                "A bare table[positions] (or a check with > instead of >=) lets it through to torch's IndexError, "
-                "which does not say what went wrong; check 0 <= p < max_len yourself (use >=) and raise a ValueError."
-            )
-        return f"raise ValueError (or a subclass of it), not {type(value).__name__}."
-    missing = [name for name, part in (("the position", bad), ("max_len", max_len)) if str(part) not in str(value)]
-    return (
-        f"your ValueError's message must contain {' and '.join(missing)} ({', '.join(str(p) for p in expected[1])}); "
-        f"it says {str(value)!r}."
-    )
-
-
-def check_position_lookup(fn: Callable[[torch.Tensor, torch.Tensor], Any]) -> CheckResult:
-    """Check a position lookup that serves ``0 .. max_len - 1`` and raises a clear ``ValueError`` otherwise."""
-    if not callable(fn):
-        return check_function("Refuse positions the table does not have", fn, [], hint="")
-    generator = torch.Generator().manual_seed(7)
-    table = torch.randn(8, 3, generator=generator)  # max_len = 8, d = 3
-
-    def case(label: str, positions: list[int], bad: int | None = None) -> Case:
-        index = torch.tensor(positions)
-        # the message names both
-        expected = _Outcome(("returned", table[index]) if bad is None else ("raised", (bad, 8)))
-        return Case(label, (table, index), {}, expected)
-
-    cases = [
-        case("max_len=8, positions [0, 1, 2]", [0, 1, 2]),
-        case("max_len=8, positions [5, 7] (7 is the last one there is)", [5, 7]),
-        case("max_len=8, positions [6, 7, 8] (8 is one past the end)", [6, 7, 8], bad=8),
-        case("max_len=8, positions [3, 20]", [3, 20], bad=20),
-        case("max_len=8, positions [-1, 0] (a negative position)", [-1, 0], bad=-1),
+    return [
+        case("lengths [3, 5, 5, 8], max_len=10", [3, 5, 5, 8], 10),
+        case(
+            "the chapter's probe: 32 sequences of 48 tokens, max_len=64",
+            [48] * 32,
+            64,
+            "rows 0..47 are reached by all 32 sequences, rows 48..63 by none.",
+        ),
+        case(
+            "one sequence as long as the table: lengths [10], max_len=10",
+            [10],
+            10,
+            "a sequence of max_len tokens reaches the last row, max_len - 1.",
+        ),
+        case("lengths [1, 1, 2], max_len=4", [1, 1, 2], 4, "a sequence of one token uses row 0 only."),
+        case(
+            "BERT's schedule per 100 steps of one sequence: 90 of 128 tokens, then 10 of 512; max_len=512",
+            [128] * 90 + [512] * 10,
+            512,
+        ),
+        case(
+            "200 lengths drawn from 1..64 (unsorted), max_len=64",
+            torch.randint(1, 65, (200,), generator=torch.Generator().manual_seed(3)),
+            64,
+        ),
     ]
+
+
+def check_updates_per_row(fn: Callable[[torch.Tensor, int], Any]) -> CheckResult:
+    """Check ``fn(lengths, max_len)`` ``(b,) -> (max_len,)``: how many of the sequences look up each row.
+
+    Exact integer counts pass as a torch or NumPy array of any numeric dtype. The answer runs with
+    :class:`posenc_lib.LearnedPositionalEmbedding` and :func:`reference_updates_per_row` switched off.
+    """
     return check_function(
-        "Refuse positions the table does not have",
-        _outcome(fn),
-        cases,
-        hint=LOOKUP_HINT,
+        "How many training sequences reach each row?",
+        fn,
+        _cases(),
+        hint=UPDATES_HINT,
+        diagnoses=DIAGNOSES,
         compare=_compare,
-        explain=_explain,
-        forbidden=[LearnedPositionalEmbedding],
+        forbidden=[LearnedPositionalEmbedding, reference_updates_per_row],
     )

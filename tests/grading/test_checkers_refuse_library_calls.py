@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 import sys
 
@@ -16,6 +17,7 @@ import torch
 
 import posenc_lib as pe
 from posenc_lib import exercises as ex
+from posenc_lib.exercises import why_order_matters as symmetries
 
 # --- false passes: one-line calls of the library the exercise asks the student to write ---------------------
 
@@ -35,20 +37,18 @@ LIBRARY_CALLS = {
         int(pe.t5_relative_position_bucket(-torch.arange(4 * max_distance), num_buckets=num_buckets).eq(k).nonzero()[0])
         for k in range(num_buckets)
     ],
+    "check_table_symmetries": lambda table: symmetries.reference_symmetries(table),
 }
 
 
-def lookup_via_the_library(table, positions):
-    """Right answers, by way of the library's module (its ValueError names position and max_len)."""
-    if (positions < 0).any():
-        raise ValueError(f"position {int(positions.min())} is negative (max_len={table.shape[0]})")
-    module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
-    with torch.no_grad():
-        module.weight.copy_(table)
-    return torch.stack([module(torch.zeros(1, 1, table.shape[1]), offset=int(p))[0, 0] for p in positions])
+def updates_via_the_library(lengths, max_len):
+    """Right answers, by way of the library's module: the gradient each row gets from one backward pass."""
+    module = pe.LearnedPositionalEmbedding(d_model=1, max_len=max_len)
+    sum(module(torch.zeros(1, n, 1)).sum() for n in lengths.tolist()).backward()
+    return module.weight.grad[:, 0]
 
 
-LIBRARY_CALLS["check_position_lookup"] = lookup_via_the_library
+LIBRARY_CALLS["check_updates_per_row"] = updates_via_the_library
 
 
 @pytest.mark.parametrize("checker", sorted(LIBRARY_CALLS))
@@ -76,21 +76,16 @@ def test_rope_offsets_in_bfloat16_fail():
     assert not ex.check_offset_scores(offset_scores_bf16_offsets)
 
 
-# --- false reject: a subclass of ValueError ------------------------------------------------------------------
+# --- false reject: counts as floats (a gradient) -------------------------------------------------------------
 
 
-class PositionError(ValueError):
-    pass
+def test_counts_read_off_a_plain_embeddings_gradient_pass():
+    def by_gradient(lengths, max_len):
+        table = torch.nn.Embedding(max_len, 1)
+        sum(table(torch.arange(n)).sum() for n in lengths.tolist()).backward()
+        return table.weight.grad[:, 0]  # float32 counts
 
-
-def test_a_subclass_of_valueerror_passes_the_lookup():
-    def lookup(table, positions):
-        bad = positions[(positions < 0) | (positions >= table.shape[0])]
-        if bad.numel():
-            raise PositionError(f"position {int(bad[0])} does not exist (max_len={table.shape[0]})")
-        return table[positions]
-
-    assert ex.check_position_lookup(lookup)
+    assert ex.check_updates_per_row(by_gradient)
 
 
 # --- chapter 10: off-by-ones at the exact boundary fail, an exact fraction passes --------------------------------
@@ -117,21 +112,19 @@ def test_an_exact_fraction_passes():
     assert ex.check_fraction_unseen(exact)
 
 
-# --- chapter 1: a permutation that moves only two tokens fails; a constant False is not "invariance" ----------
+# --- chapter 1: rows equal only to round-off are equal; a constant answer is not told it used exact equality --
 
 
-def test_swapping_only_the_first_two_tokens_fails():
-    def swap_two(layer, x):
-        perm = torch.arange(x.shape[0])
-        perm[:2] = torch.tensor([1, 0])
-        return bool(torch.allclose(layer(x[perm]), layer(x)[perm], atol=1e-5))
+def test_exact_float_equality_fails_the_table_symmetries():
+    def exact(table):
+        return [p for p in itertools.permutations(range(table.shape[0])) if torch.equal(table[list(p)], table)]
 
-    assert not ex.check_is_equivariant(swap_two)
+    assert not ex.check_table_symmetries(exact)
 
 
-def test_a_constant_false_is_not_told_it_tested_invariance():
-    result = ex.check_is_equivariant(lambda layer, x: False)
-    assert not result and "invariance" not in result.message
+def test_the_identity_alone_is_not_told_it_compared_exactly():
+    result = ex.check_table_symmetries(lambda table: [tuple(range(table.shape[0]))])
+    assert not result and "exact equality" not in result.message
 
 
 # --- issue 22: an answer that IS the forbidden library object, or wraps it, gets the verdict of a call -----------
@@ -161,8 +154,9 @@ BUILT_BEFORE = {  # instances made before the check: their bound methods hold th
 }
 
 
-def lookup_via_a_bound_method(table, positions, _forward=BUILT_BEFORE["learned"].forward):
-    return torch.stack([_forward(torch.zeros(1, 1, 4), offset=int(p))[0, 0] for p in positions])
+def updates_via_a_bound_method(lengths, max_len, _forward=BUILT_BEFORE["learned"].forward):
+    _forward(torch.zeros(1, 1, 4))  # a lookup through a module built before the check
+    return (torch.arange(max_len)[:, None] < lengths[None]).sum(dim=1)
 
 
 def offset_scores_with_library_frequencies(q, k, offsets, base=10000.0, _frequencies=pe.rope_frequencies):
@@ -187,6 +181,10 @@ LIBRARY_ANSWERS = {
         "posenc_lib.t5_relative_position_bucket",
     ),
     "check_shift_matrix": (pe.shift_matrix, "posenc_lib.shift_matrix"),
+    "check_table_symmetries": (
+        symmetries.reference_symmetries,
+        "posenc_lib.exercises.why_order_matters.reference_symmetries",
+    ),
     "check_next_row": (
         lambda row, _m=pe.shift_matrix: _m(1, len(row)).numpy() @ row,
         "posenc_lib.shift_matrix",
@@ -205,7 +203,7 @@ LIBRARY_ANSWERS = {
     ),
     "check_llama3_groups": (llama3_groups_via_library, "posenc_lib.llama3_frequencies"),
     "check_interpolate": (interpolate_via_library, "posenc_lib.linear_scaling_frequencies"),
-    "check_position_lookup": (lookup_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
+LIBRARY_CALLS["check_updates_per_row"] = updates_via_the_library
     "check_add_positions": (
         lambda w, d, first=0, _add=BUILT_BEFORE["sinusoidal"].forward: _add(
             torch.nn.functional.pad(pe.embed_words(w, d), (0, 16 - d)), offset=first
@@ -283,6 +281,6 @@ def test_the_library_works_again_after_the_check():
     torch.testing.assert_close(
         pe.alibi_slopes(4), torch.tensor([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8], dtype=torch.float64)
     )
-    ex.check_position_lookup(lookup_via_a_bound_method)
+    ex.check_updates_per_row(updates_via_a_bound_method)
     module = BUILT_BEFORE["learned"]
     assert torch.equal(module(torch.zeros(1, 2, 4)), module.weight[:2][None])

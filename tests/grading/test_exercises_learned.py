@@ -1,138 +1,121 @@
-"""Chapter 4's checker (a position lookup that refuses positions past the table) fails on the stub and on
-typical wrong answers (with the matching hint), and passes on right answers."""
+"""Chapter 4's checker (how many training sequences look up each row of a learned table) fails on the stub and
+on typical wrong answers (each with its own hint, not the general one), and on answers that call the library
+module or the checker's reference; it passes the notebook's solution and right answers written another way."""
 
+import numpy as np
 import pytest
 import torch
 
 import posenc_lib as pe
-from posenc_lib.exercises import check_position_lookup
-from posenc_lib.exercises.learned import LOOKUP_HINT
+from _helpers import checker_contract
+from posenc_lib.exercises import check_updates_per_row
+from posenc_lib.exercises.learned import UPDATES_HINT, reference_updates_per_row
 
 
-def stub(*args, **kwargs):
-    raise NotImplementedError()
+def updates_solution(lengths, max_len):
+    """The notebook's solution."""
+    rows = torch.arange(max_len, device=lengths.device)
+    return (rows[:, None] < lengths[None, :]).sum(dim=1)
 
 
-# --- check_position_lookup ----------------------------------------------------------------------
+def updates_numpy_loop(lengths, max_len):
+    """Another right answer: a loop in NumPy, int32."""
+    counts = np.zeros(max_len, dtype=np.int32)
+    for n in lengths.tolist():
+        counts[:n] += 1
+    return counts
 
 
-def lookup_solution(table, positions):
-    max_len = table.shape[0]
-    for p in positions.tolist():
-        if not 0 <= p < max_len:
-            raise ValueError(
-                f"position {p} requested, but the table has positions 0..{max_len - 1} (max_len={max_len})"
-            )
-    return table[positions]
+def updates_by_autograd(lengths, max_len):
+    """Another right answer, by computation: the gradient of a plain nn.Embedding, float."""
+    table = torch.nn.Embedding(max_len, 1)
+    sum(table(torch.arange(n)).sum() for n in lengths.tolist()).backward()
+    return table.weight.grad[:, 0]
 
 
-class PositionError(ValueError):
-    """A subclass of ValueError, as a library of the student's own might define."""
+def updates_by_bincount(lengths, max_len):
+    """Another right answer: how many sequences have each length, summed from the end."""
+    per_length = torch.bincount(lengths, minlength=max_len + 1)[1:]  # sequences of length 1 .. max_len
+    return per_length.flip(0).cumsum(0).flip(0)
 
 
-def lookup_with_own_error(table, positions):
-    bad = positions[(positions < 0) | (positions >= table.shape[0])]
-    if bad.numel():
-        raise PositionError(f"position {int(bad[0])} is outside the table (max_len={table.shape[0]})")
-    return table[positions]
+def updates_off_by_one(lengths, max_len):
+    return (torch.arange(max_len)[:, None] <= lengths[None]).sum(dim=1)
 
 
-def lookup_bare(table, positions):
-    return table[positions]
+def updates_reversed(lengths, max_len):
+    return (torch.arange(max_len)[:, None] >= lengths[None]).sum(dim=1)
 
 
-def lookup_embedding(table, positions):
-    return torch.nn.functional.embedding(positions, table)
+def updates_reached_or_not(lengths, max_len):
+    return torch.arange(max_len) < lengths.max()
 
 
-def lookup_off_by_one(table, positions):
-    if positions.max() > table.shape[0]:
-        raise ValueError(f"position {positions.max()} too large for max_len={table.shape[0]}")
-    return table[positions]
+def updates_as_fractions(lengths, max_len):
+    return updates_solution(lengths, max_len) / len(lengths)
 
 
-def lookup_upper_only(table, positions):
-    if positions.max() >= table.shape[0]:
-        raise ValueError(f"position {int(positions.max())} too large for max_len={table.shape[0]}")
-    return table[positions]
+def updates_up_to_the_longest(lengths, max_len):
+    return updates_solution(lengths, int(lengths.max()))
 
 
-def lookup_vague_message(table, positions):
-    if positions.min() < 0 or positions.max() >= table.shape[0]:
-        raise ValueError("bad position")
-    return table[positions]
+def updates_counts_tokens(lengths, max_len):
+    return ((torch.arange(max_len)[:, None] < lengths[None]) * lengths[None]).sum(dim=1)
 
 
-def lookup_index_error(table, positions):
-    if positions.min() < 0 or positions.max() >= table.shape[0]:
-        raise IndexError(f"position {int(positions.max())} >= max_len={table.shape[0]}")
-    return table[positions]
-
-
-def lookup_refuses_the_last_row(table, positions):
-    if positions.min() < 0 or positions.max() >= table.shape[0] - 1:
-        raise ValueError(f"position {int(positions.max())}, max_len={table.shape[0]}")
-    return table[positions]
-
-
-def lookup_clamps(table, positions):
-    return table[positions.clamp(0, table.shape[0] - 1)]
-
-
-def test_lookup_checker_fails_the_stub():
-    assert not check_position_lookup(stub)
-
-
-@pytest.mark.parametrize(
-    "wrong,hint",
-    [
-        (lookup_bare, "IndexError"),
-        (lookup_embedding, "IndexError"),
-        (lookup_off_by_one, "use >="),
-        (lookup_upper_only, "negative position"),
-        (lookup_vague_message, "must contain the position and max_len"),
-        (lookup_index_error, "raise ValueError (or a subclass of it), not IndexError"),
-        (lookup_refuses_the_last_row, "max_len - 1 is the last row"),
-        (lookup_clamps, "returned rows: raise ValueError"),
-    ],
-    ids=[
-        "bare-indexing",
-        "F.embedding",
-        "off-by-one",
-        "upper-only",
-        "vague-message",
-        "index-error",
-        "refuses-last",
-        "clamps",
-    ],
+WRONG_ANSWERS = [
+    (updates_off_by_one, "off by one"),
+    (updates_reversed, "too short to reach row p"),
+    (updates_reached_or_not, "whether a row is reached"),
+    (updates_as_fractions, "fractions"),
+    (updates_up_to_the_longest, "max_len of them"),
+    (updates_counts_tokens, "counted tokens"),
+]
+test_passes_the_solution, test_fails_the_stub, test_fails_typical_wrong_answers = checker_contract(
+    check_updates_per_row, updates_solution, WRONG_ANSWERS
 )
-def test_lookup_checker_fails_wrong_answers(wrong, hint, capsys):
-    result = check_position_lookup(wrong)
-    assert not result and result.hint != LOOKUP_HINT
-    assert hint in capsys.readouterr().out
 
 
-def test_lookup_checker_passes_solutions():
-    assert check_position_lookup(lookup_solution)
-    assert check_position_lookup(lookup_with_own_error)  # a subclass of ValueError is a ValueError
+def test_wrong_answers_get_a_specific_hint_not_the_general_one():
+    for wrong, _ in WRONG_ANSWERS:
+        result = check_updates_per_row(wrong)
+        assert result.hint and result.hint != UPDATES_HINT, wrong.__name__
 
 
-def test_lookup_checker_fails_an_answer_that_uses_the_library_module(capsys):
-    def via_module(table, positions):  # the library's module raises a ValueError naming position and max_len
-        module = pe.LearnedPositionalEmbedding(max_len=table.shape[0], d_model=table.shape[1])
-        with torch.no_grad():
-            module.embedding.weight.copy_(table)
-        if positions.min() < 0:
-            raise ValueError(f"position {int(positions.min())} is negative; max_len={table.shape[0]}")
-        top = int(positions.max())
-        if top >= table.shape[0]:
-            module(torch.zeros(1, top + 1, table.shape[1]))  # raises the library's ValueError
-        return table[positions]
+def test_right_answers_written_another_way_pass():
+    assert check_updates_per_row(updates_numpy_loop)
+    assert check_updates_per_row(updates_by_autograd)
+    assert check_updates_per_row(updates_by_bincount)
 
-    result = check_position_lookup(via_module)
+
+def test_the_reference_counts_the_sequences_longer_than_each_row():
+    counts = reference_updates_per_row(torch.tensor([3, 5, 5, 8]), 10)
+    assert counts.tolist() == [4, 4, 4, 3, 3, 1, 1, 1, 0, 0]
+    assert reference_updates_per_row(torch.tensor([48] * 32), 64)[47:49].tolist() == [32, 0]
+
+
+def test_an_answer_that_uses_the_library_module_fails(capsys):
+    def via_module(lengths, max_len):  # a right answer, by the gradient of the library's module
+        module = pe.LearnedPositionalEmbedding(d_model=1, max_len=max_len)
+        sum(module(torch.zeros(1, n, 1)).sum() for n in lengths.tolist()).backward()
+        return module.weight.grad[:, 0]
+
+    result = check_updates_per_row(via_module)
     assert not result and result.reason == "calls the library"
     assert "LearnedPositionalEmbedding" in capsys.readouterr().out
 
 
-def test_lookup_checker_rejects_non_callables():
-    assert not check_position_lookup("table[positions]")
+def test_an_answer_that_calls_the_reference_fails(capsys):
+    result = check_updates_per_row(lambda lengths, max_len: reference_updates_per_row(lengths, max_len))
+    assert not result and result.reason == "calls the library"
+    assert "reference_updates_per_row" in capsys.readouterr().out
+    assert reference_updates_per_row(torch.tensor([2]), 3).tolist() == [1, 1, 0]  # restored afterwards
+
+
+def test_the_reference_refuses_bad_input():
+    with pytest.raises(TypeError, match="lengths"):
+        reference_updates_per_row(torch.tensor([1.0, 2.0]), 4)
+    with pytest.raises(ValueError, match="max_len"):
+        reference_updates_per_row(torch.tensor([5]), 4)
+    with pytest.raises(ValueError, match="max_len"):
+        reference_updates_per_row(torch.tensor([1]), 0)
