@@ -34,6 +34,12 @@ __all__ = [
 __all__ += ["check_alibi_slopes", "check_offset_scores", "check_offset_scores_interleaved"]
 __all__ += ["check_directional_alibi", "check_interpolate"]
 __all__ += ["check_llama3_groups", "check_ntk_frequencies", "check_bucket_starts", "check_untrained_buckets"]
-__all__ += ["check_fraction_unseen", "check_rope_partners", "check_table_symmetries", "check_rope_scores", "mystery_rope"]
+__all__ += [
+    "check_fraction_unseen",
+    "check_rope_partners",
+    "check_table_symmetries",
+    "check_rope_scores",
+    "mystery_rope",
+]
 __all__ += ["check_add_positions", "check_next_row", "check_shift_matrix", "check_updates_per_row"]
 __all__ += ["check_key_set_mask", "check_position_share"]

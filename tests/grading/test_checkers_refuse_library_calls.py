@@ -203,7 +203,7 @@ LIBRARY_ANSWERS = {
     ),
     "check_llama3_groups": (llama3_groups_via_library, "posenc_lib.llama3_frequencies"),
     "check_interpolate": (interpolate_via_library, "posenc_lib.linear_scaling_frequencies"),
-LIBRARY_CALLS["check_updates_per_row"] = updates_via_the_library
+    "check_updates_per_row": (updates_via_a_bound_method, "posenc_lib.LearnedPositionalEmbedding"),
     "check_add_positions": (
         lambda w, d, first=0, _add=BUILT_BEFORE["sinusoidal"].forward: _add(
             torch.nn.functional.pad(pe.embed_words(w, d), (0, 16 - d)), offset=first
