@@ -64,10 +64,11 @@ def scratch_book(tmp_path: pathlib.Path, chapter: str, code: str) -> pathlib.Pat
 
 
 def printed_text(notebook_path: pathlib.Path) -> str:
-    """Everything a notebook's stored code cells printed (their stream outputs), joined."""
+    """Everything a notebook's stored code cells show as text, joined: what they printed (stream outputs) and
+    the plain-text form of what they displayed (a results table shown as HTML carries it too)."""
     notebook = nbformat.read(notebook_path, as_version=4)
     return "".join(
-        output.get("text", "")
+        output.get("text", "") + output.get("data", {}).get("text/plain", "")
         for cell in notebook.cells
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
