@@ -78,7 +78,7 @@ def test_draw_t5_table_follows_the_model_dtype():
 def test_bad_input_is_refused_naming_the_argument():
     nope = _nope()
     with pytest.raises(TypeError, match="model"):
-        models_under_schemes("nope")  # type: ignore[arg-type]  # the refusal under test
+        models_under_schemes("nope")
     with pytest.raises(TypeError, match="schemes"):
         models_under_schemes(nope, "t5")
     with pytest.raises(ValueError, match="schemes"):
@@ -90,6 +90,6 @@ def test_bad_input_is_refused_naming_the_argument():
     with pytest.raises(ValueError, match="scheme 't5'"):
         draw_t5_table(nope)
     with pytest.raises(TypeError, match="trace must"):
-        first_changed_stage(None, {})  # type: ignore[arg-type]  # the refusal under test
+        first_changed_stage(None, {})
     with pytest.raises(ValueError, match="missing"):
         first_changed_stage({"x": torch.zeros(1)}, {"x": torch.zeros(1)})
