@@ -18,10 +18,12 @@ ROUNDING = 1e-5  # float32 rounding of the toy head's outputs stays far below
 
 
 def questions() -> list[Question]:
-    head_dim, train_len = 128, 4096  # Llama 2
+    # Llama 2's head (chapter 5 counts its pairs at L = 4,096), trained four times as long
+    head_dim, llama2_len, train_len = 128, 4096, 16_384
     turns = rotations(rope_frequencies(head_dim), train_len)  # (d_h/2,)
     unturned = int((turns < 1).sum())
     first_unturned = int(torch.nonzero(turns < 1)[0])
+    llama2 = int((rotations(rope_frequencies(head_dim), llama2_len) < 1).sum())
     vocab = experiments()["settings"]["decoder_tasks"]["language"]["vocab_size"]
     rope = {region: region_mean("language", "rope", region) for region in ("inside", "4x")}
     errors = _float32_angle_errors(head_dim)  # (positions, d_h/2)
@@ -29,14 +31,16 @@ def questions() -> list[Question]:
     return [
         Numeric(
             label="q-choosing-unturned",
-            prompt=f"A Llama 2 head: d_h = {head_dim}, base 10,000, trained on L = {train_len:,} tokens. How many of "
-            f"its {head_dim // 2} RoPE pairs turn less than one full turn within L?",
+            prompt=f"A Llama 2 head (d_h = {head_dim}, base 10,000), trained on L = {train_len:,} tokens instead of "
+            f"{llama2_len:,}. How many of its {head_dim // 2} RoPE pairs turn less than one full turn within L?",
             answer=lambda: unturned,
             relative=0.0,
             explanation=f"Pair ℓ turns L θ_ℓ / 2π times within L; that is below 1 for pairs {first_unturned} to "
-            f"{head_dim // 2 - 1}, {unturned} pairs. Past L they reach angles training never showed them.",
+            f"{head_dim // 2 - 1}, {unturned} pairs ({llama2} at L = {llama2_len:,}). A longer training length turns "
+            "more pairs, but some never complete a turn, and past L they reach angles training never showed them.",
             wrong=(
                 Wrong(lambda: first_unturned, f"{first_unturned} is the first such pair's index, not their number."),
+                Wrong(lambda: llama2, f"That is the count at L = {llama2_len:,}; four times as long turns more pairs."),
                 Wrong(lambda: 0, "Relative scores do not make every pair turn: the slow ones never complete a turn."),
             ),
         ),

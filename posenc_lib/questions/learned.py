@@ -12,8 +12,7 @@ import torch
 from ..learned import LearnedPositionalEmbedding, cosine_similarity_matrix, similarity_by_offset
 from . import Choice, Numeric, Option, Question, Wrong
 
-GPT2_WIDTH, GPT2_POSITIONS = 768, 1024
-BERT_POSITIONS = 512
+BERT_WIDTH, BERT_POSITIONS = 768, 512  # BERT base
 
 
 def _last_position(max_len: int) -> int:
@@ -52,7 +51,7 @@ def _untouched_rows_get_no_gradient() -> bool:
 def questions() -> list[Question]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        gpt2 = LearnedPositionalEmbedding(GPT2_WIDTH, GPT2_POSITIONS).weight.numel()
+        bert = LearnedPositionalEmbedding(BERT_WIDTH, BERT_POSITIONS).weight.numel()
         last = _last_position(BERT_POSITIONS)
         error_type, message = _error_of_overflow(BERT_POSITIONS)
         unchanged = _untouched_rows_get_no_gradient()
@@ -61,14 +60,14 @@ def questions() -> list[Question]:
     return [
         Numeric(
             label="q-learned-params",
-            prompt=f"GPT-2 small learns one position vector of width d = {GPT2_WIDTH} for each of "
-            f"{GPT2_POSITIONS} positions. How many parameters is that table?",
-            answer=lambda: gpt2,
+            prompt=f"BERT base learns one position vector of width d = {BERT_WIDTH} for each of "
+            f"{BERT_POSITIONS} positions. How many parameters is that table?",
+            answer=lambda: bert,
             relative=0.0,
-            explanation=f"max_len × d = {GPT2_POSITIONS} × {GPT2_WIDTH} = {gpt2:,}; a sinusoidal table has none.",
+            explanation=f"max_len × d = {BERT_POSITIONS} × {BERT_WIDTH} = {bert:,}; a sinusoidal table has none.",
             wrong=(
-                Wrong(lambda: GPT2_POSITIONS, "Each position has a whole vector of d numbers, not one number."),
-                Wrong(lambda: GPT2_WIDTH, "That is one row; the table has one row per position."),
+                Wrong(lambda: BERT_POSITIONS, "Each position has a whole vector of d numbers, not one number."),
+                Wrong(lambda: BERT_WIDTH, "That is one row; the table has one row per position."),
             ),
         ),
         Numeric(
