@@ -258,7 +258,7 @@ def check_table_symmetries(fn: Callable[[torch.Tensor], Any]) -> CheckResult:
     ``(k, s)`` integer tensor). The answer runs with :func:`reference_symmetries` switched off.
     """
     return check_function(
-        "Which reorderings does a position table leave unchanged?",
+        "Reorderings a table cannot see",
         fn,
         _cases(),
         hint=SYMMETRY_HINT,
