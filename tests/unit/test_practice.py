@@ -198,3 +198,19 @@ def test_results_follow_the_input_device_and_dtype():
     moved = practice.reposition_keys(keys, torch.arange(4), torch.arange(4) + 2)
     assert moved.dtype == torch.float32 and moved.shape == keys.shape
     assert math.isclose(practice.longest_wavelength(2, 123.0), 2 * math.pi)  # d_h = 2: θ_0 = 1 whatever B
+
+
+def test_masks_and_positions_are_built_on_the_meta_device():
+    # shapes and devices without values (meta-device initialisation): no value check reads a meta tensor
+    mask = torch.ones(2, 5, dtype=torch.long, device="meta")
+    documents = torch.zeros(2, 6, dtype=torch.long, device="meta")
+    keys, positions = torch.empty(1, 2, 4, 8, device="meta"), torch.arange(4, device="meta")
+    built = {
+        "position_ids_from_mask": (practice.position_ids_from_mask(mask), (2, 5)),
+        "padded_mask": (practice.padded_mask(mask), (2, 1, 5, 5)),
+        "packed_position_ids": (practice.packed_position_ids(documents), (2, 6)),
+        "packed_mask": (practice.packed_mask(documents), (2, 1, 6, 6)),
+        "reposition_keys": (practice.reposition_keys(keys, positions, positions), (1, 2, 4, 8)),
+    }
+    for name, (tensor, shape) in built.items():
+        assert tensor.device.type == "meta" and tuple(tensor.shape) == shape, name
