@@ -15,15 +15,15 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-scratch test-nbval test-book test-site test-nbgrader test-fast test-portability screenshots lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-scratch test-nbval test-book test-site test-nbgrader test-fast test-portability test-retrain screenshots lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
 	@echo "make help      - this list"
 	@echo "make book      - set up .venv if needed, execute every notebook, build the website into _build/html"
 	@echo "make test      - everything: lint, unit tests, nbval on every notebook, a strict book build, nbgrader on"
-	@echo "                 every chapter, the browser checks and page budgets of the website, Lighthouse on three"
-	@echo "                 pages (four runs, no timing asserted)"
+	@echo "                 every chapter, the browser checks and page budgets of the website, Lighthouse's"
+	@echo "                 non-timing checks on two pages"
 	@echo "  its steps, each runnable alone, in order:"
 	@echo "  make test-lint   - ruff and mypy (make lint)"
 	@echo "  make test-units  - every test that needs no notebook kernel, website, nbgrader or npm"
@@ -38,6 +38,7 @@ help:
 	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"
 	@echo "make audit     - build the website and run Lighthouse on every page, desktop and phone; reports performance"
 	@echo "                 against its targets, fails below accessibility, best practices or SEO 1.0"
+	@echo "make test-retrain - re-train whole stored experiment runs and compare them with the results file (CI runs it too)"
 	@echo "make refresh-notebooks - re-execute the notebooks in book/ and store their outputs"
 	@echo "make experiments - re-train chapters 12 and 13's models; rewrites book/data/experiments.json and real_text.json"
 	@echo "make student   - write the student edition (solutions replaced by stubs) to student/ and student.zip, and an nbgrader course to nbgrader_course/"
@@ -119,8 +120,13 @@ endif
 step = @echo "== $@"; start=$$(date +%s); $(1); status=$$?; \
 	echo "== $@: $$(( $$(date +%s) - start )) s$$([ $$status = 0 ] || echo ', FAILED')"; exit $$status
 
-# tests that read the website, the nbgrader round trip or node_modules run in the steps that make them
-UNIT_TESTS := not (book or nbgrader or npm or scratch)
+# tests that read the website, the nbgrader round trip or node_modules run in the steps that make them; the
+# re-training of whole experiment runs in test-retrain (CI, after make test)
+UNIT_TESTS := not (book or nbgrader or npm or scratch or retrain)
+# the folders the other steps collect from (collecting all of tests/ costs ~10 s of CPU a step);
+# tests/book/test_make_test.py checks that every test with their markers lies in them
+SITE_TESTS := tests/book tests/site
+GRADING_TESTS := tests/grading
 
 test-lint: $(STAMP)
 	$(call step,$(MAKE) --no-print-directory lint)
@@ -133,7 +139,7 @@ test-units: $(STAMP)
 # formula that fails fails the build; every explorable against posenc_lib. They read no course build, so they
 # run beside nbval, off the path nbval -> test-book -> test-site
 test-scratch: $(STAMP) assets
-	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "scratch and not book" tests)
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "scratch and not book" $(SITE_TESTS))
 
 # every chapter under nbval; tests/nbval_record.py keeps each run for the website and nbgrader
 # (test-artifacts/executed) and runs each chapter's nbgrader test cells after their answers
@@ -146,11 +152,11 @@ test-book: $(STAMP) assets
 
 # the website's checks: build, pages, browser (Playwright + Chromium), page budgets, explorables, Lighthouse
 test-site: $(STAMP) assets
-	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" tests)
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" $(SITE_TESTS))
 
 # generate_assignment and autograde on every chapter; the solutions graded are nbval's runs
 test-nbgrader: $(STAMP)
-	$(call step,$(BIN)/python -m pytest -q -m nbgrader tests)
+	$(call step,$(BIN)/python -m pytest -q -m nbgrader $(GRADING_TESTS))
 
 # Lighthouse (pinned in package.json, Debian's chromium) on every page of the freshly built site,
 # served gzip-compressed from loopback; the table goes to test-artifacts/lighthouse-audit.json
@@ -176,6 +182,11 @@ test-portability: $(STAMP)
 	  echo "== $$setting: $$(( $$(date +%s) - start )) s"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "nbval failed with:$$failed"; exit 1; fi
+
+# whole stored experiment runs re-trained and compared with book/data/experiments.json (about a minute of CPU;
+# CI runs it after make test, whose unit tests check the first steps of runs and the code digest)
+test-retrain: $(STAMP)
+	$(call step,$(BIN)/python -m pytest -q -m retrain tests/experiments)
 
 refresh-notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py book

@@ -15,12 +15,12 @@ STEPS = ("test-lint", "test-units", "test-scratch", "test-nbval", "test-book", "
 # what each step runs (its command in `make -n`)
 COMMAND = {
     "test-lint": "ruff check",
-    "test-units": '-m "not (book or nbgrader or npm or scratch)" tests',
-    "test-scratch": '-m "scratch and not book" tests',
+    "test-units": '-m "not (book or nbgrader or npm or scratch or retrain)" tests',
+    "test-scratch": '-m "scratch and not book" tests/book tests/site',
     "test-nbval": "pytest -q --nbval --nbval-current-env -p nbval_record book",
     "test-book": "tools/book_build.py",
-    "test-site": '-m "book or npm" tests',
-    "test-nbgrader": "pytest -q -m nbgrader tests",
+    "test-site": '-m "book or npm" tests/book tests/site',
+    "test-nbgrader": "pytest -q -m nbgrader tests/grading",
 }
 
 
@@ -67,3 +67,25 @@ def test_conftest_holds_fixtures_only():
         decorators = [ast.unparse(d) for d in function.decorator_list]
         assert any(re.match(r"pytest\.fixture\b", d) for d in decorators), function.name
         assert not function.name.startswith("pytest_"), function.name
+
+
+# the steps that select tests by marker, and the folders they collect from
+MARKED_STEPS = {
+    "scratch": "tests/book tests/site",
+    "book": "tests/book tests/site",
+    "npm": "tests/book tests/site",
+    "nbgrader": "tests/grading",
+    "retrain": "tests/experiments",
+}
+
+
+def test_every_marked_test_lies_where_its_step_collects():
+    """A test marked for a step outside the folders that step collects would never run."""
+    outside = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        folder = path.parent.relative_to(ROOT).as_posix()
+        for marker, folders in MARKED_STEPS.items():
+            if re.search(rf"pytest\.mark\.{marker}\b", text) and folder not in folders.split():
+                outside.append(f"{path.relative_to(ROOT)} (marker {marker}, collected from {folders})")
+    assert not outside, outside

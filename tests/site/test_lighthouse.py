@@ -1,14 +1,14 @@
-"""Lighthouse on three representative pages (the landing page, chapter 5, chapter 12), served
-gzip-compressed from loopback as `make audit` serves every page: each on the phone, chapter 5 (the
-heaviest page) also with the desktop preset. Four runs.
+"""Lighthouse on two representative pages, served gzip-compressed from loopback as `make audit` serves every
+page: chapter 5 (the heaviest page) with the desktop preset and chapter 12 (tables, explorables) on the phone.
 
 What is asserted does not depend on timing: accessibility, best practices and SEO are 1.0, and the causes
 of a slow page that Lighthouse measures from the page itself stay within their budgets (unused CSS, DOM
-size, images larger than shown). The performance score is a timing under simulated throttling that moves
-with the machine's load, so it is written with the rest to test-artifacts/lighthouse.json and printed by
-CI (.ci/run) against its targets (desktop 0.95, phone 0.9), never failing a run; `make audit` measures
-every page (tools/lighthouse_audit.py). Bytes, render-blocking requests and element counts of every page
-at both widths are budgeted in tests/site/test_browser.py.
+size, images larger than shown). These runs leave out the performance category, a timing under simulated
+throttling that moves with the machine's load: CI (.ci/run) measures it on three pages afterwards and prints
+it against its targets (desktop 0.95, phone 0.9), never failing a run; `make audit` measures every page
+(tools/lighthouse_audit.py). A run costs about 20 s of CPU with or without the timing, so `make test` runs
+two. Bytes, render-blocking requests and element counts of every page at both widths are budgeted in
+tests/site/test_browser.py.
 
 A control shows the checks can fail: the landing page with an image without alt text and 300 KB of
 style rules it never uses.
@@ -26,20 +26,16 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.book
 
-RUNS = [
-    ("book/intro.html", "mobile"),
-    ("book/05_rope.html", "mobile"),
-    ("book/05_rope.html", "desktop"),
-    ("book/12_experiments.html", "mobile"),
-]
+RUNS = [("book/05_rope.html", "desktop"), ("book/12_experiments.html", "mobile")]
 # Measured on 2026-12-02 (the values in the comments), with headroom; raise one only with a reason.
 # bytes of style rules a page loads and does not use at load: 22,723 (the landing page, phone); PurgeCSS
 # keeps the rules of what appears only later (drawers, the search dialog, folded solutions). Raised from
 # 26 KiB for the phone reading rules (scroll shades, row-by-row tables, the header's section name, print):
-# 26,638 on chapter 5 (phone), measured after they landed
+# 26,638 on chapter 5 (phone), measured after they landed; 25,905 on chapter 5 (desktop) and 27,296 on chapter 12
+# (phone) on 2026-12-03 (it moves by ~600 bytes between runs: what is "used at load" depends on when it is read)
 UNUSED_CSS_BUDGET = 28 * 1024
 CONTROL_AUDITS = ("image-alt", "unused-css-rules")  # what the control's two faults must fail
-DOM_ELEMENTS_BUDGET = 12_000  # Lighthouse's count after load: 10,358 on chapter 5, 7,363 on chapter 12
+DOM_ELEMENTS_BUDGET = 12_000  # Lighthouse's count after load: 11,397 on chapter 5, 8,056 on chapter 12 (2026-12-03)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +61,8 @@ def deterministic_problems(row: dict) -> list[str]:
     return problems
 
 
-def test_three_pages_meet_the_non_timing_checks(site):
-    rows = lighthouse_audit.audit(site, RUNS, retries=0)  # no median: the score is reported, not judged
+def test_two_pages_meet_the_non_timing_checks(site):
+    rows = lighthouse_audit.audit(site, RUNS, timing=False)
     out = ROOT / "test-artifacts" / "lighthouse.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
@@ -95,7 +91,7 @@ def test_the_checks_fail_on_a_missing_alt_text_and_unused_css(built_site, tmp_pa
     (tmp_path / "book" / "intro.html").write_text(page)
     with site_check.serve(tmp_path, lighthouse_audit.GzipHandler) as base:
         # only the two audits the faults should fail: a fifth full run would cost ~23 s of CPU
-        report = lighthouse_audit.run_lighthouse(base + "book/intro.html", "mobile", CONTROL_AUDITS)
+        report = lighthouse_audit.run_lighthouse(base + "book/intro.html", "mobile", CONTROL_AUDITS, categories=())
     row = lighthouse_audit.summary(report)
     assert row["scores"]["accessibility"] == 0 and "image-alt" in row["failing_audits"], row
     row["problems"] = lighthouse_audit.below(row["scores"])
