@@ -7,6 +7,8 @@ the same weights, as the chapter does (see the package docstring), T5's bias tab
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from ..learned import LearnedPositionalEmbedding
@@ -145,6 +147,7 @@ def _largest_difference(a: torch.Tensor, b: torch.Tensor) -> float:
     return (a - b)[finite].abs().max().item()
 
 
+@functools.cache  # the same seeded models every time: run them once per process
 def _first_changed_stage() -> dict[str, str | None]:
     models = _models()
     with torch.no_grad():
@@ -152,6 +155,7 @@ def _first_changed_stage() -> dict[str, str | None]:
     return {scheme: first_changed_stage(traces[scheme], traces["none"]) for scheme in SCHEMES[1:]}
 
 
+@functools.cache  # the same seeded models every time: run them once per process
 def _changed_by_shift() -> dict[str, bool]:
     with torch.no_grad():
         return {

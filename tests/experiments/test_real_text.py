@@ -93,7 +93,9 @@ def test_results_were_made_with_the_current_settings(results):
 
 
 def test_every_run_is_stored_once_with_five_seeds(results):
-    key = lambda r: (r["scheme"], r["seed"], r.get("reference", False))  # noqa: E731
+    def key(run: dict) -> tuple:
+        return run["scheme"], run["seed"], run.get("reference", False)
+
     assert sorted(map(key, results["runs"])) == sorted(map(key, script.all_specs()))
     assert len(script.SEEDS) >= 5
 

@@ -86,7 +86,7 @@ def test_misreading_a_leaves_the_odd_pairs_empty_and_b_doubles_the_exponent():
         (lambda: design.binary_code(300, bits=8), ValueError, "seq_len"),
         (lambda: design.one_pair_code(4, wavelength=0), ValueError, "wavelength"),
         (lambda: design.nearest_other_row(torch.zeros(1, 2)), ValueError, "table"),
-        (lambda: design.largest_entry([[1.0]]), TypeError, "table"),  # type: ignore[arg-type]
+        (lambda: design.largest_entry([[1.0]]), TypeError, "table"),  # type: ignore[arg-type]  # a list on purpose
         (lambda: design.extrapolation_gap(design.integer_code, 8, 1), ValueError, "factor"),
         (lambda: design.misread_table(4, 8, "C"), ValueError, "reading"),
         (lambda: design.sinusoidal_code(4, d_model=7), ValueError, "d_model"),
