@@ -9,7 +9,7 @@
   :func:`posenc_lib.sinusoidal_encoding` (the exercise asks for it); it runs with
   :class:`posenc_lib.SinusoidalPositionalEncoding` switched off, whose ``forward(x, offset)``
   computes the whole answer in one call.
-- :func:`check_position_share`: ``fn(vector, d_model)`` returns ``(c, share)``, the factor that
+- :func:`check_position_share`: ``fn(vector, d_model)`` returns ``(gamma, share)``, the factor that
   shrinks a sinusoidal table until its rows are as short as a drawn ``vector``, and the norm of
   such a shrunken position vector at width ``d_model`` relative to a std-1 word vector.
 """
@@ -135,16 +135,16 @@ def _norm(vector: Any) -> tuple[float, int]:
 
 
 def reference_share(vector: Any, d_model: int) -> tuple[float, float]:
-    """``(c, share)`` for a drawn position vector of a width-``n`` table, ``n = len(vector)``.
+    """``(gamma, share)`` for a drawn position vector of a width-``n`` table, ``n = len(vector)``.
 
     Every row of the sinusoidal table of width ``n`` has norm ``sqrt(n / 2)``, so shrinking the
-    table until its rows are as short as ``vector`` takes ``c = |vector| / sqrt(n / 2)``. At width
-    ``d_model`` the shrunken rows have norm ``c sqrt(d / 2)`` and word vectors with std-1 entries
-    about ``sqrt(d)``: ``share = c / sqrt(2)``, whatever ``d_model`` is.
+    table until its rows are as short as ``vector`` takes ``gamma = |vector| / sqrt(n / 2)``. At width
+    ``d_model`` the shrunken rows have norm ``gamma sqrt(d / 2)`` and word vectors with std-1 entries
+    about ``sqrt(d)``: ``share = gamma / sqrt(2)``, whatever ``d_model`` is.
     """
     norm, n = _norm(vector)
-    c = norm / (n / 2) ** 0.5
-    return c, c * (d_model / 2) ** 0.5 / d_model**0.5
+    gamma = norm / (n / 2) ** 0.5
+    return gamma, gamma * (d_model / 2) ** 0.5 / d_model**0.5
 
 
 def _pair_close(got: Any, expected: tuple[float, float]) -> bool:
@@ -160,24 +160,24 @@ def _pair_close(got: Any, expected: tuple[float, float]) -> bool:
 def _wrong_share(
     vector: Any, d_model: int, *, row: str = "half", word: str = "full", table_width: str = "vector"
 ) -> tuple[float, float]:
-    """``(c, share)`` with one mistake: a row norm of sqrt(n) instead of sqrt(n/2), a word norm of
+    """``(gamma, share)`` with one mistake: a row norm of sqrt(n) instead of sqrt(n/2), a word norm of
     sqrt(d/2), or the table width taken from ``d_model`` instead of the vector."""
     norm, n = _norm(vector)
     width = n if table_width == "vector" else d_model
-    c = norm / (width / 2 if row == "half" else width) ** 0.5
-    position = c * (d_model / 2) ** 0.5
+    gamma = norm / (width / 2 if row == "half" else width) ** 0.5
+    position = gamma * (d_model / 2) ** 0.5
     words = d_model**0.5 if word == "full" else (d_model / 2) ** 0.5
-    return c, position / words
+    return gamma, position / words
 
 
 SHARE_HINT = (
-    "a row of the width-n table has norm sqrt(n/2), n = len(vector): c = |vector| / sqrt(n/2). "
-    "At width d the shrunken rows have norm c sqrt(d/2), a std-1 word vector about sqrt(d)."
+    "a row of the width-n table has norm sqrt(n/2), n = len(vector): gamma = |vector| / sqrt(n/2). "
+    "At width d the shrunken rows have norm gamma sqrt(d/2), a std-1 word vector about sqrt(d)."
 )
 
 
 def check_position_share(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(vector, d_model) -> (c, share)`` (see :func:`reference_share`)."""
+    """Check ``fn(vector, d_model) -> (gamma, share)`` (see :func:`reference_share`)."""
     drawn = [0.02, 0.01, 0.05, 0.03]
     arguments = [
         (drawn, 512, "the vector of the picture, at d = 512."),
@@ -193,8 +193,8 @@ def check_position_share(fn: Callable[..., Any]) -> CheckResult:
             lambda v, d: _wrong_share(v, d, row="full"),
         ),
         Diagnosis(
-            "c is right; at width d the position part has norm c sqrt(d/2) and the word vector, d entries "
-            "of std 1, about sqrt(d), not sqrt(d/2): share is not c.",
+            "gamma is right; at width d the position part has norm gamma sqrt(d/2) and the word vector, d entries "
+            "of std 1, about sqrt(d), not sqrt(d/2): share is not gamma.",
             lambda v, d: _wrong_share(v, d, word="half"),
         ),
         Diagnosis(
@@ -203,7 +203,7 @@ def check_position_share(fn: Callable[..., Any]) -> CheckResult:
             lambda v, d: _wrong_share(v, d, table_width="d_model"),
         ),
         Diagnosis(
-            "c is right; share is the position part over the word part, not the other way round.",
+            "gamma is right; share is the position part over the word part, not the other way round.",
             lambda v, d: (reference_share(v, d)[0], 1 / reference_share(v, d)[1]),
         ),
     ]
