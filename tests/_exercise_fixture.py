@@ -1,6 +1,7 @@
 """A small solution notebook with known content, built in code, for testing the exercise tooling.
 
-It is not stored as ``.ipynb`` (nbval would collect it). Every piece of solution
+It is not stored as ``.ipynb`` (nbval would collect it). Its exercises mark their solutions the one way
+CONTRIBUTING.md allows: scaffolds with nbgrader markers, whole answer cells, notes in the solution-end cell. Every piece of solution
 content carries a ``SECRET-`` string and every stored output of a solution cell a
 ``LEAKED-OUTPUT-`` string, so a test can look for them in the student edition.
 """
@@ -112,8 +113,7 @@ def solution_notebook(*, uses_solution_later: bool = False) -> nbformat.Notebook
         ),
         md("```{solution-start} ex-fixture-square\n:class: dropdown\n```"),
         code(SQUARE, [stream("PASS Square a number: correct on all 2 test inputs. LEAKED-OUTPUT-1\n")], count=3),
-        md("Why it works: SECRET-EXPLANATION, multiplication is repeated addition."),
-        md("```{solution-end}\n```"),
+        md("Why it works: SECRET-EXPLANATION, multiplication is repeated addition.\n\n```{solution-end}\n```"),
         md(
             "````{exercise} Loop sum\n:label: ex-fixture-loop\n\nWrite `total(n)`, the sum $0 + 1 + \\dots + (n-1)$.\n\n"
             "```{note}\nA nested directive: its closing fence does not close the exercise.\n```\n````"
@@ -122,13 +122,13 @@ def solution_notebook(*, uses_solution_later: bool = False) -> nbformat.Notebook
         code(TOTAL, [stream("PASS Loop sum: correct on all 2 test inputs. LEAKED-OUTPUT-2\n")], count=4),
         md("```{solution-end}\n```"),
         md("```{exercise} Explain\n:label: ex-fixture-explain\n\nWhy is $x^2 \\geq 0$?\n```"),
-        md(
-            "```{solution} ex-fixture-explain\n:class: dropdown\n\nBecause SECRET-D: a product of two numbers of the same sign.\n```"
-        ),
+        md("```{solution-start} ex-fixture-explain\n:class: dropdown\n```"),
+        md("Because SECRET-D: a product of two numbers of the same sign."),
+        md("```{solution-end}\n```"),
         md("```{exercise} The answer\n:label: ex-fixture-value\n\nCompute six times seven into `answer`.\n```"),
         md("```{solution-start} ex-fixture-value\n:class: dropdown\n```"),
-        code("answer = 6 * 7  # SECRET-E\nprint(answer)", [stream("42 LEAKED-OUTPUT-3\n")], tags=["solution"], count=5),
-        md("The answer is SECRET-F, found by multiplying.", tags=["solution"]),
+        code("answer = 6 * 7  # SECRET-E\nprint(answer)", [stream("42 LEAKED-OUTPUT-3\n")], count=5),
+        md("The answer is SECRET-F, found by multiplying."),
         md("```{solution-end}\n```"),
         code('print("after the exercises")', [stream("after the exercises\n")], count=6),
     ]

@@ -1,13 +1,14 @@
 """A chapter notebook read once into what the student edition, the nbgrader course and the instructor guide need.
 
 :func:`read_chapter` walks a solution notebook (MyST directives parsed with markdown-it-py) into its exercises
-and its nbgrader source notebook: exercise directives become headings, answers nbgrader solution cells (a code
-answer with a checker call gets a locked test cell ``assert check_x(fn)``, 2 points; other answers are graded
-by hand, 1 point), outputs a solution computed are cleared. :func:`student_notebook` is what ``nbgrader
-generate_assignment`` releases, minus the tests. Breaches of CONTRIBUTING.md's conventions go into
-``Chapter.problems``; unbalanced solution markers raise. The chapters mark a solution in three ways, all used:
-``solution-start``/``solution-end`` around cells, inside them nbgrader's ``### BEGIN/END SOLUTION`` in code or
-the cell tag ``solution`` on a cell that is wholly an answer; and a ``{solution}`` directive for a written one.
+and its nbgrader source notebook. A solution is marked one way (CONTRIBUTING.md): every cell between
+``solution-start`` and ``solution-end`` is an answer, an nbgrader solution cell. A code cell keeps what lies
+outside its ``### BEGIN/END SOLUTION`` markers (a scaffold; without markers it becomes a stub), and each
+checker call in it becomes a locked test cell ``assert check_x(fn)``, 2 points; an answer without a checker
+is graded by hand, 1 point. Text in the solution-start and solution-end cells that lies inside the solution
+is notes, left out. Outputs a solution computed are cleared. :func:`student_notebook` is what ``nbgrader
+generate_assignment`` releases, minus the tests. Breaches of the conventions go into ``Chapter.problems``;
+unbalanced solution markers raise.
 """
 
 from __future__ import annotations
@@ -65,10 +66,10 @@ class Exercise:
     number: str  # "3.1", as the website numbers it
     cell: int  # index of its cell in the solution notebook
     minutes: int | None = None  # the cell's metadata {"exercise": {"minutes": N}}
-    folded: bool = False  # its solution has :class: dropdown
+    folded: bool = False  # its solution-start has :class: dropdown
     solution_cells: list[int] = field(default_factory=list)
     checkers: list[str] = field(default_factory=list)  # autograded, one test cell each
-    code_answers: int = 0
+    code_answers: int = 0  # code cells with a scaffold (nbgrader markers)
     manual: int = 0  # answers graded by hand: written ones, code without a checker
 
     @property
@@ -176,7 +177,6 @@ class _Reader:
         self.nbgrader(cell, self.new_id(f"{owner.label if owner else 'x'}-answer"), solution=True, points=points)
         if owner:
             owner.manual += bool(points)
-            owner.solution_cells += [] if index in owner.solution_cells else [index]
 
     def exercise(self, index: int, cell: nbformat.NotebookNode, d: Directive) -> str:
         """Record an exercise directive; returns the heading the student edition shows in its place."""
@@ -196,65 +196,47 @@ class _Reader:
             + f"\n\n{d.body}" * bool(d.body.strip())
         )
 
-    def solution(self, index: int, d: Directive) -> Exercise | None:
-        """Open a ``solution`` or ``solution-start``; returns the exercise it answers."""
+    def solution_start(self, index: int, d: Directive) -> None:
         if (target := self.by_label.get(d.argument)) is None:
-            self.problem(f"{d.name} for unknown exercise {d.argument!r}")
+            self.problem(f"solution-start for unknown exercise {d.argument!r}")
         else:
             target.folded, target.solution_cells = "dropdown" in d.options.get("class", "").split(), [index]
-        if d.name == "solution-start":
-            if self.open_label is not None:
-                self.problem(f"solution-start inside the open solution of {self.open_label!r}")
-            self.open_label = d.argument
-        return target
+        if self.open_label is not None:
+            self.problem(f"solution-start inside the open solution of {self.open_label!r}")
+        self.open_label = d.argument
 
-    def markdown(self, index: int, cell: nbformat.NotebookNode, tags: list[str], owner: Exercise | None) -> None:
+    def markdown(self, index: int, cell: nbformat.NotebookNode, owner: Exercise | None) -> None:
         found, lines = directives(cell.source), cell.source.split("\n")
-        whole = "solution" in tags and not any(d.name == "solution" for d in found)  # the cell is a written answer
-        if whole and (self.open_label is None or any(d.name == "exercise" for d in found)):
-            self.problem(
-                "a markdown cell tagged 'solution' outside solution-start/solution-end "
-                "or next to an exercise (the website shows it unfolded)"
-            )
-        kept: list[str] = []  # the parts the student edition keeps
-        answers = [(cell.source, owner)] if whole else []
+        if self.open_label is not None and not any(d.name in SOLUTION_DIRECTIVES for d in found):
+            return self.answer(cell, owner, index, ANSWER_POINTS)  # a written answer
+        kept: list[str] = []  # the parts the student edition keeps; notes inside a solution go
         cursor = 0
         for d in [*found, Directive("", "", {}, "", len(lines), len(lines))]:
-            if not whole and self.open_label is None and (text := "\n".join(lines[cursor : d.start]).strip("\n")):
-                kept.append(text)  # text outside a gated solution
+            if self.open_label is None and (text := "\n".join(lines[cursor : d.start]).strip("\n")):
+                kept.append(text)
             cursor = d.end if d.name in SOLUTION_DIRECTIVES else d.start
             if d.name == "exercise":
                 kept.append(self.exercise(index, cell, d))
-            elif d.name in ("solution", "solution-start"):
-                target = self.solution(index, d)
-                answers += [(d.body, target)] if d.name == "solution" else []
+            elif d.name == "solution-start":
+                self.solution_start(index, d)
                 kept.append("**Your answer.**")
             elif d.name == "solution-end":
                 if self.open_label is None:
                     self.problem("solution-end without solution-start")
                 self.open_label = None
-        original = copy.deepcopy(cell)
+            elif d.name == "solution":
+                self.problem("a {solution} directive: write solution-start, the answer, solution-end")
         if kept:
             cell.source = "\n\n".join(kept)
-            if "solution" in tags:  # what is left of a tagged cell is not an answer
-                cell.metadata["tags"] = [t for t in tags if t != "solution"]
-                cell.metadata["tags"] or cell.metadata.pop("tags")
             self.cells.append(cell)
-        for k, (text, target) in enumerate(answers):
-            replaces = not kept and k == 0  # the answer takes the original cell's place (and id)
-            written = nbformat.v4.new_markdown_cell(text, metadata=original.metadata if replaces else {})
-            written.id = (
-                original.id if replaces and "id" in original else self.new_id(f"{original.get('id', index)}-answer")
-            )
-            self.answer(written, target, index, ANSWER_POINTS)
 
-    def code(self, index: int, cell: nbformat.NotebookNode, tags: list[str], owner: Exercise | None) -> None:
-        is_answer = "solution" in tags or "BEGIN SOLUTION" in cell.source or "END SOLUTION" in cell.source
+    def code(self, index: int, cell: nbformat.NotebookNode, owner: Exercise | None) -> None:
+        is_answer = self.open_label is not None
+        if not is_answer and ("BEGIN SOLUTION" in cell.source or "END SOLUTION" in cell.source):
+            self.problem("solution markers outside solution-start/solution-end (the website shows them unfolded)")
         student = student_code(cell.source, self.where) if is_answer else cell.source
         used, bound = names_used_and_bound(cell.source)
-        if is_answer and self.open_label is None:
-            self.problem("a solution code cell outside solution-start/solution-end (the website shows it unfolded)")
-        if self.open_label is not None or is_answer or used & self.tainted:
+        if is_answer or used & self.tainted:
             ClearOutputPreprocessor().preprocess_cell(cell, {}, index)  # an output a solution computed
             self.tainted |= bound
         else:
@@ -264,7 +246,7 @@ class _Reader:
         tests = checker_calls(student)
         self.answer(cell, owner, index, None if tests else ANSWER_POINTS)
         if owner:
-            owner.code_answers += 1
+            owner.code_answers += "BEGIN SOLUTION" in cell.source  # a scaffold the student completes
             owner.checkers += [call.split("(", 1)[0] for call in tests]
         for call in tests:
             test = nbformat.v4.new_code_cell(
@@ -279,8 +261,10 @@ class _Reader:
             owner = self.by_label.get(self.open_label or "")
             if owner and index not in owner.solution_cells:
                 owner.solution_cells.append(index)
+            if "solution" in original.metadata.get("tags", []):
+                self.problem("the tag 'solution' is not used: a solution is what solution-start/solution-end enclose")
             read = self.markdown if original.cell_type == "markdown" else self.code
-            read(index, copy.deepcopy(original), original.metadata.get("tags", []), owner)
+            read(index, copy.deepcopy(original), owner)
         if self.open_label is not None:
             self.where = self.chapter.path.name
             self.problem(f"the solution of {self.open_label!r} is never closed with solution-end")

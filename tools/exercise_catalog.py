@@ -93,7 +93,7 @@ def structure_problems(chapter: cm.Chapter) -> list[str]:
         elif not LABEL.match(exercise.label):
             problems.append(f"{name}: label {exercise.label!r} is not of the form ex-<chapter>-<name>")
         elif not exercise.solution_cells:
-            problems.append(f"{name}: no solution or solution-start for {exercise.label!r}")
+            problems.append(f"{name}: no solution-start for {exercise.label!r}")
         elif not exercise.folded:
             problems.append(f"{name}: its solution is not folded (add ':class: dropdown')")
         elif min(exercise.solution_cells) not in (exercise.cell, exercise.cell + 1):
@@ -103,7 +103,7 @@ def structure_problems(chapter: cm.Chapter) -> list[str]:
             )
         elif exercise.code_answers + exercise.manual == 0:
             problems.append(
-                f"{name}: its solution hides nothing from students (no nbgrader markers, no cell tagged 'solution')"
+                f"{name}: its solution hides nothing from students (no cell between solution-start and solution-end)"
             )
     return problems
 

@@ -2,8 +2,9 @@
 
 - every exercise has a label ``ex-<chapter>-<name>``, unique in the book, and is followed
   immediately by its solution, folded (``:class: dropdown``);
-- a gated solution hides something from students (nbgrader markers or a cell tagged ``solution``),
-  and no solution code sits outside ``solution-start``/``solution-end`` (the website would show it);
+- a solution is marked one way: the cells between ``solution-start`` and ``solution-end`` (no
+  ``solution`` tag, no ``{solution}`` directive, no nbgrader markers outside them), and it hides
+  something from students;
 - every numbered chapter has at least two exercises, at least one of them coding;
 - every checker exported from ``posenc_lib.exercises`` is called in some chapter, outside the
   solution markers (so the call is still there in the student edition);
@@ -48,7 +49,7 @@ def test_the_fixture_follows_the_conventions(tmp_path):
         "ex-fixture-explain",
         "ex-fixture-value",
     ]
-    assert [e.kind for e in chapter.exercises] == ["coding", "coding", "written", "coding"]
+    assert [e.kind for e in chapter.exercises] == ["coding", "coding", "written", "written"]  # coding: a scaffold
     summary = catalog.summary(chapter)
     assert summary["objectives"] == ["square a number,", "sum a range."]
     assert summary["prerequisites"] == "Python functions."
@@ -75,28 +76,32 @@ def replace_in(index: int, old: str, new: str):
         (replace_in(3, ":label: ex-fixture-square\n", ""), "no :label:"),
         (replace_in(3, "ex-fixture-square", "Square"), "not of the form"),
         (replace_in(4, ":class: dropdown\n", ""), "not folded"),
-        (replace_in(13, "```{solution} ex-fixture-explain", "```{solution} ex-fixture-typo"), "no solution"),
+        (replace_in(12, "{solution-start} ex-fixture-explain", "{solution-start} ex-fixture-typo"), "no solution"),
         (
             lambda cells: cells.insert(4, nbformat.v4.new_markdown_cell("Some text in between.")),
             "follow it immediately",
         ),
         (replace_in(5, "    ### END SOLUTION\n", ""), "BEGIN SOLUTION marker(s) without a partner"),
         (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "END SOLUTION marker(s) without a partner"),
+        (lambda cells: cells.__delitem__(9), "hides nothing"),  # an empty solution-start .. solution-end
         (
-            lambda cells: cells.__setitem__(10, nbformat.v4.new_code_cell("def total(n):\n    return sum(range(n))")),
-            "hides nothing",
-        ),
-        (
-            lambda cells: cells.insert(3, nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})),
+            lambda cells: cells.insert(3, nbformat.v4.new_code_cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION")),
             "outside solution-start",
         ),
-        (
+        (  # the retired markings
             lambda cells: cells.insert(3, nbformat.v4.new_markdown_cell("It is 4.", metadata={"tags": ["solution"]})),
-            "outside solution-start",
+            "tag 'solution' is not used",
         ),
-        (replace_in(12, "ex-fixture-explain", "ex-fixture-square"), "used twice"),
-        (lambda cells: cells.__delitem__(11), "inside the open solution"),
-        (lambda cells: cells.__delitem__(18), "never closed with solution-end"),
+        (
+            lambda cells: cells.__setitem__(
+                slice(12, 15),
+                [nbformat.v4.new_markdown_cell("```{solution} ex-fixture-explain\n:class: dropdown\n```")],
+            ),
+            "a {solution} directive",
+        ),
+        (replace_in(11, "ex-fixture-explain", "ex-fixture-square"), "used twice"),
+        (lambda cells: cells.__delitem__(10), "inside the open solution"),
+        (lambda cells: cells.__delitem__(19), "never closed with solution-end"),
     ],
 )
 def test_a_broken_exercise_is_reported(change, expected, tmp_path):
@@ -111,14 +116,14 @@ def test_a_broken_exercise_is_reported(change, expected, tmp_path):
 
 def test_too_few_exercises_are_reported(tmp_path):
     notebook = solution_notebook()
-    notebook.cells = notebook.cells[:3] + notebook.cells[12:14]  # only the written exercise
+    notebook.cells = notebook.cells[:3] + notebook.cells[11:15]  # only the written exercise
     problems = catalog.count_problems(chapter_of(notebook, tmp_path))
     assert any("at least 2" in p for p in problems) and any("no coding exercise" in p for p in problems)
 
 
 def test_a_coding_exercise_without_a_checker_does_not_count_as_autograded(tmp_path):
     notebook = solution_notebook()
-    notebook.cells = notebook.cells[:3] + notebook.cells[12:19]  # the written exercise and the tagged code answer
+    notebook.cells = notebook.cells[:3] + notebook.cells[11:20]  # the written exercise and a code answer, no checker
     problems = catalog.count_problems(chapter_of(notebook, tmp_path))
     assert problems == [
         "no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"

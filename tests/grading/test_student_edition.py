@@ -1,8 +1,8 @@
 """The student edition (tools/make_student.py): nothing of a solution leaks, and it runs up to each stub.
 
 Two halves. The generator is first tested on a fixture notebook with known content
-(tests/_exercise_fixture.py: nbgrader markers at several indentations, tagged cells,
-gated and ungated solutions, stored outputs). Then the real book is turned into a
+(tests/_exercise_fixture.py: nbgrader markers at several indentations, whole answer cells,
+notes on a solution, stored outputs). Then the real book is turned into a
 student edition in a temporary folder, and for every notebook found under book/:
 
 - no line of any solution appears in the edition (lines that are blank, comments,
@@ -90,13 +90,13 @@ def test_a_marked_block_becomes_a_stub_indented_like_its_marker(fixture_edition)
     assert TOTAL_STUDENT in sources  # inside a for loop: 8 spaces; two blocks in one cell; code after a block stays
 
 
-def test_a_tagged_cell_becomes_a_stub_cell(fixture_edition):
+def test_a_cell_without_markers_in_a_solution_becomes_a_stub_cell(fixture_edition):
     _, _, student = fixture_edition
     assert "# YOUR CODE HERE\nraise NotImplementedError()" in [
         source(c) for c in student.cells if c.cell_type == "code"
     ]
     answers = [c for c in student.cells if c.cell_type == "markdown" and source(c) == TEXT_STUB]
-    assert len(answers) == 2  # the {solution} directive's body and the tagged markdown answer
+    assert len(answers) == 2  # the two markdown answers; the notes in a solution-end cell go
 
 
 def test_exercise_text_stays_as_plain_markdown_and_the_solution_wrappers_go(fixture_edition):
@@ -128,7 +128,7 @@ def test_everything_else_is_intact(fixture_edition):
     _, _, student = fixture_edition
     original = solution_notebook()
     kept = {source(c): c for c in student.cells}
-    for index in (0, 1, 2, 19):  # the opening, the set-up cell, two teaching cells with outputs
+    for index in (0, 1, 2, 20):  # the opening, the set-up cell, two teaching cells with outputs
         cell = original.cells[index]
         assert source(cell) in kept, index
         if cell.cell_type == "code":
@@ -151,7 +151,7 @@ def test_a_cell_that_rebinds_a_name_cleanly_keeps_its_output():
         cells=[
             md("```{exercise} E\n:label: ex-a-b\n\nx\n```"),
             md("```{solution-start} ex-a-b\n:class: dropdown\n```"),
-            code("value = 1  # SECRET", tags=["solution"]),
+            code("value = 1  # SECRET"),
             md("```{solution-end}\n```"),
             code("value = 2\nprint(value)", [nbformat.v4.new_output("stream", name="stdout", text="2\n")], count=1),
             code("print(value + 1)", [nbformat.v4.new_output("stream", name="stdout", text="3\n")], count=2),
@@ -171,7 +171,9 @@ def test_a_cell_that_rebinds_a_name_cleanly_keeps_its_output():
     ],
 )
 def test_unbalanced_markers_are_an_error_naming_the_cell(bad):
-    notebook = nbformat.v4.new_notebook(cells=[md("# t"), code(bad)])
+    notebook = nbformat.v4.new_notebook(
+        cells=[md("```{solution-start} ex-a-b\n```"), code(bad), md("```{solution-end}\n```")]
+    )
     with pytest.raises(cm.NotebookError, match="broken.ipynb, cell 1"):
         student_version(notebook, "broken.ipynb")
 
@@ -278,7 +280,7 @@ def test_the_nbgrader_source_marks_answers_and_adds_autograder_tests(tmp_path):
     tests = [c for c in graded if not c.metadata["nbgrader"]["solution"]]
     assert [source(c).split("\n")[-1] for c in tests] == ["assert check_square(square)", "assert check_total(total)"]
     assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] == 2 for c in tests)
-    # untagged text in a solution is not for students
+    # notes in the solution-end cell are not for students
     assert "SECRET-EXPLANATION" not in nbformat.writes(chapter.source)
     assert [e.points for e in chapter.exercises] == [(2, 0), (2, 0), (0, 1), (0, 2)]
 
@@ -407,41 +409,38 @@ def test_the_run_check_catches_a_cell_that_needs_a_solution(tmp_path):
 
 
 def solution_parts(notebook: nbformat.NotebookNode) -> tuple[list[str], list[int]]:
-    """(lines of solution content, indices of cells that are solutions or sit inside a gated solution)."""
+    """(lines of solution content, indices of cells that sit inside a solution).
+
+    Everything between solution-start and solution-end, except, in a code cell with nbgrader markers,
+    the lines outside the markers (the scaffold)."""
     lines: list[str] = []
     cells: list[int] = []
     inside = False
     for index, cell in enumerate(notebook.cells):
         text = source(cell)
-        in_markers = False
-        for line in text.split("\n"):
-            if "BEGIN SOLUTION" in line:
-                in_markers = True
-            elif "END SOLUTION" in line:
-                in_markers = False
-            elif in_markers:
-                lines.append(line)
-        tagged = "solution" in cell.metadata.get("tags", [])
-        if tagged:
-            lines += text.split("\n")
-        starts_inside = inside
-        if cell.cell_type == "markdown":
-            text_lines = text.split("\n")
-            cursor = 0
+        if inside and cell.cell_type == "code":
+            cells.append(index)
+            if "BEGIN SOLUTION" not in text:
+                lines += text.split("\n")
+            in_markers = False
+            for line in text.split("\n"):
+                if "BEGIN SOLUTION" in line:
+                    in_markers = True
+                elif "END SOLUTION" in line:
+                    in_markers = False
+                elif in_markers:
+                    lines.append(line)
+        elif cell.cell_type == "markdown":
+            text_lines, cursor, starts_inside = text.split("\n"), 0, inside
             for directive in cm.directives(text):
                 if inside:
                     lines += text_lines[cursor : directive.start]
                 cursor = directive.end
-                if directive.name == "solution":
-                    lines += directive.body.split("\n")
-                elif directive.name == "solution-start":
-                    inside = True
-                elif directive.name == "solution-end":
-                    inside = False
+                inside = {"solution-start": True, "solution-end": False}.get(directive.name, inside)
             if inside:
                 lines += text_lines[cursor:]
-        if tagged or "BEGIN SOLUTION" in text or starts_inside or inside:
-            cells.append(index)
+            if starts_inside or inside:
+                cells.append(index)
     return lines, cells
 
 
