@@ -163,13 +163,8 @@ class _Reader:
         return candidate
 
     def nbgrader(self, cell: nbformat.NotebookNode, grade_id: str, *, solution: bool, points: int | None) -> None:
-        cell.metadata["nbgrader"] = {
-            "grade": bool(points),
-            "grade_id": grade_id,
-            "locked": not solution,
-            "schema_version": 3,
-            "solution": solution,
-        } | ({"points": points} if points else {})
+        grading = {"grade": bool(points), "grade_id": grade_id, "locked": not solution, "schema_version": 3}
+        cell.metadata["nbgrader"] = grading | {"solution": solution} | ({"points": points} if points else {})
         self.cells.append(cell)
 
     def answer(self, cell: nbformat.NotebookNode, owner: Exercise | None, index: int, points: int | None) -> None:
@@ -181,20 +176,15 @@ class _Reader:
     def exercise(self, index: int, cell: nbformat.NotebookNode, d: Directive) -> str:
         """Record an exercise directive; returns the heading the student edition shows in its place."""
         minutes = cell.metadata.get("exercise", {}).get("minutes")
-        number = f"{self.chapter.number}." if self.chapter.number else ""
-        number += str(len(self.chapter.exercises) + 1)
-        exercise = Exercise(
-            d.options.get("label", ""), d.argument, number, index, minutes if isinstance(minutes, int) else None
-        )
-        if exercise.label in self.by_label:
-            self.problem(f"exercise label {exercise.label!r} is used twice")
+        number = (f"{self.chapter.number}." if self.chapter.number else "") + str(len(self.chapter.exercises) + 1)
+        label = d.options.get("label", "")
+        if label in self.by_label:
+            self.problem(f"exercise label {label!r} is used twice")
+        exercise = Exercise(label, d.argument, number, index, minutes if isinstance(minutes, int) else None)
         self.chapter.exercises.append(exercise)
-        self.by_label[exercise.label] = exercise
-        return (
-            f"#### Exercise {exercise.number}"
-            + (f": {d.argument}" if d.argument else "")
-            + f"\n\n{d.body}" * bool(d.body.strip())
-        )
+        self.by_label[label] = exercise
+        heading = f"#### Exercise {number}" + (f": {d.argument}" if d.argument else "")
+        return f"{heading}\n\n{d.body}" if d.body.strip() else heading
 
     def solution_start(self, index: int, d: Directive) -> None:
         if (target := self.by_label.get(d.argument)) is None:
@@ -206,11 +196,10 @@ class _Reader:
         self.open_label = d.argument
 
     def markdown(self, index: int, cell: nbformat.NotebookNode, owner: Exercise | None) -> None:
-        found, lines = directives(cell.source), cell.source.split("\n")
+        found, lines, cursor = directives(cell.source), cell.source.split("\n"), 0
         if self.open_label is not None and not any(d.name in SOLUTION_DIRECTIVES for d in found):
             return self.answer(cell, owner, index, ANSWER_POINTS)  # a written answer
         kept: list[str] = []  # the parts the student edition keeps; notes inside a solution go
-        cursor = 0
         for d in [*found, Directive("", "", {}, "", len(lines), len(lines))]:
             if self.open_label is None and (text := "\n".join(lines[cursor : d.start]).strip("\n")):
                 kept.append(text)
@@ -232,9 +221,9 @@ class _Reader:
 
     def code(self, index: int, cell: nbformat.NotebookNode, owner: Exercise | None) -> None:
         is_answer = self.open_label is not None
-        if not is_answer and ("BEGIN SOLUTION" in cell.source or "END SOLUTION" in cell.source):
+        marked = "BEGIN SOLUTION" in cell.source or "END SOLUTION" in cell.source
+        if marked and not is_answer:
             self.problem("solution markers outside solution-start/solution-end (the website shows them unfolded)")
-        student = student_code(cell.source, self.where) if is_answer else cell.source
         used, bound = names_used_and_bound(cell.source)
         if is_answer or used & self.tainted:
             ClearOutputPreprocessor().preprocess_cell(cell, {}, index)  # an output a solution computed
@@ -243,17 +232,18 @@ class _Reader:
             self.tainted -= bound
         if not is_answer:
             return self.cells.append(cell)
-        tests = checker_calls(student)
+        tests = checker_calls(student_code(cell.source, self.where))
         self.answer(cell, owner, index, None if tests else ANSWER_POINTS)
         if owner:
-            owner.code_answers += "BEGIN SOLUTION" in cell.source  # a scaffold the student completes
+            owner.code_answers += marked  # a scaffold the student completes
             owner.checkers += [call.split("(", 1)[0] for call in tests]
         for call in tests:
+            test_id = self.new_id(f"{owner.label if owner else 'x'}-test")
             test = nbformat.v4.new_code_cell(
                 f"# autograder test: the checker must accept the answer above\nassert {call}"
             )
-            test.id = self.new_id(f"{owner.label if owner else 'x'}-test")
-            self.nbgrader(test, test.id, solution=False, points=CHECKER_POINTS)
+            test.id = test_id
+            self.nbgrader(test, test_id, solution=False, points=CHECKER_POINTS)
 
     def read(self) -> Chapter:
         for index, original in enumerate(self.notebook.cells):
@@ -284,9 +274,7 @@ def student_notebook(chapter: Chapter) -> nbformat.NotebookNode:
     notebook, _ = ClearSolutions().preprocess(notebook, {})
     for cell in notebook.cells:
         cell.metadata.pop("nbgrader", None)
-    notebook.metadata["posenc_student_edition"] = {
-        "generated_from": chapter.path.name,
-        "generator": "tools/make_student.py",
-        "note": "generated from the solution notebook; do not edit by hand",
-    }
+    note = "generated from the solution notebook; do not edit by hand"
+    notebook.metadata["posenc_student_edition"] = {"generated_from": chapter.path.name, "note": note}
+    notebook.metadata["posenc_student_edition"]["generator"] = "tools/make_student.py"
     return notebook

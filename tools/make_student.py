@@ -40,6 +40,10 @@ c.ClearOutput.enabled = False
 c.Execute.timeout = 300
 """
 
+WEBSITE_FILES = shutil.ignore_patterns(
+    "*.ipynb", "*.md", "*.bib", "_build", "_static", ".ipynb_checkpoints", "__pycache__"
+)
+
 
 def extra_packages(chapters: list[Chapter], pyproject: pathlib.Path) -> dict[str, list[str]]:
     """``{pip name: [notebooks]}``: third-party modules the notebooks import that posenc_lib does not depend on."""
@@ -58,16 +62,6 @@ def extra_packages(chapters: list[Chapter], pyproject: pathlib.Path) -> dict[str
             if (name := canonicalize_name(distributions.get(module, [module])[0])) not in provided:
                 extras.setdefault(name, []).append(chapter.path.name)
     return extras
-
-
-def data_files(book: pathlib.Path) -> list[pathlib.Path]:
-    """Files the notebooks may read (e.g. book/data/): not notebooks, pages or the website's own files."""
-    skip = {"_build", "_static", ".ipynb_checkpoints", "__pycache__"}
-    return [
-        f
-        for f in sorted(book.rglob("*"))
-        if f.is_file() and f.suffix not in (".ipynb", ".md", ".bib") and not skip & set(f.relative_to(book).parts)
-    ]
 
 
 def make_student_edition(
@@ -91,31 +85,18 @@ def make_student_edition(
         folders += [(nbgrader / "source" / c.path.stem, c.source, c.path.name) for c in chapters]
         nbgrader.mkdir(parents=True, exist_ok=True)
         (nbgrader / "nbgrader_config.py").write_text(NBGRADER_CONFIG, encoding="utf-8")
-    for folder, notebook, name in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-        for file in data_files(book):
-            (folder / file.relative_to(book)).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(file, folder / file.relative_to(book))
+    for folder, notebook, name in folders:  # with the files the notebooks may read (book/data/), not the website's
+        shutil.copytree(book, folder, ignore=WEBSITE_FILES, dirs_exist_ok=True)
         nbformat.write(notebook, folder / name)
     shutil.copytree(
         package_root / "posenc_lib", out / "posenc_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
     shutil.copy2(package_root / "pyproject.toml", out / "pyproject.toml")  # students install the library from it
-    commit = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    template = jinja2.Environment(loader=jinja2.FileSystemLoader(pathlib.Path(__file__).parent)).get_template(
-        "student_readme.md.j2"
-    )
-    (out / "README.md").write_text(
-        template.render(
-            chapters=chapters,
-            commit=commit or "unknown",
-            extras=dict(sorted(extra_packages(chapters, package_root / "pyproject.toml").items())),
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    template = jinja2.Template((pathlib.Path(__file__).parent / "student_readme.md.j2").read_text(encoding="utf-8"))
+    extras = dict(sorted(extra_packages(chapters, package_root / "pyproject.toml").items()))
+    readme = template.render(chapters=chapters, commit=commit.stdout.strip() or "unknown", extras=extras)
+    (out / "README.md").write_text(readme + "\n", encoding="utf-8")
     if zip_path is not None:  # reproducible: sorted entries, fixed timestamps
         with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for file in sorted(p for p in out.rglob("*") if p.is_file()):
@@ -145,11 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{chapter.path.name}: {len(chapter.exercises)} exercise(s)",
             *(f"\n  warning: {p}" for p in chapter.problems),
         )
-    print(
-        f"wrote {args.out}"
-        + ("" if args.no_zip else f" and {args.zip}")
-        + (f", nbgrader course {args.nbgrader}" * bool(args.nbgrader))
-    )
+    print("wrote", args.out, *([] if args.no_zip else [args.zip]), *([args.nbgrader] if args.nbgrader else []))
     return 0
 
 
