@@ -297,8 +297,7 @@ CODE_SHARE_CEILING = {
     "08_long_context": 0.33,  # 30.7 % (30.6 %)
     "09_where_it_plugs_in": 0.28,  # 25.7 % (25.6 %)
     "10_choosing": 0.28,  # 25.5 % (25.4 %)
-    # 14.9 % (48.1 %): the code behind four answers folded (hide-input); the code inside folded solutions
-    # still counts here, as sphinx-togglebutton hides it with visibility, not display
+    # 14.9 % (48.1 %): the code behind four answers folded (hide-input)
     "11_interview_questions": 0.17,
     "12_experiments": 0.201,  # 19.6 % (20.8 %: the provenance a folded table)
     "13_real_text": 0.239,  # 23.4 % (27.9 %: printed columns now tables, plots folded)
@@ -439,6 +438,37 @@ def test_the_lesson_measure_counts_a_long_printed_output_and_not_a_folded_one(si
         _, raw = site_check.inspect_page(context, base + "book/intro.html", phone=False)
         context.close()
     assert raw["shares"]["outputLines"] == 13 > OUTPUT_LINES_GOAL
+
+
+def test_the_lesson_measure_counts_the_code_of_an_open_solution_and_not_of_a_folded_one(site, browser):
+    # sphinx-togglebutton folds a solution with visibility: hidden inside a card one title bar high, so the
+    # code cells in it keep their boxes: the measure once counted them as code a reader sees. Chapter 5,
+    # measured with its solutions folded (as a reader finds it), then with its first solution with code opened.
+    chapter = "book/05_rope.html"
+    with site_check.serve(site) as base:
+        page = site_check.new_context(browser).new_page()
+        page.goto(base + chapter, wait_until="load")
+        page.add_style_tag(content=site_check.LAY_OUT_EVERYTHING)
+        cell_heights = """(within) => [...document.querySelectorAll('article .cell_input')]
+            .filter((el) => !el.closest('details') && (within === !!el.closest('.solution.dropdown')))
+            .reduce((total, el) => total + el.getBoundingClientRect().height, 0)"""
+        outside = page.evaluate(cell_heights, False)  # every cell outside folded cells and solutions
+        closed = page.evaluate(site_check.INSPECT_PAGE, site_check.RENDER_TIMEOUT_MS)["shares"]
+        solution = page.locator(".solution.dropdown:has(.cell_input)").first
+        solution.scroll_into_view_if_needed()
+        box = solution.locator(":scope > .admonition-title").first.bounding_box()
+        page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
+        solution.locator(":scope .cell_input").first.wait_for(state="visible", timeout=5_000)
+        page.wait_for_timeout(500)  # the card's opening transition
+        in_first = solution.evaluate(
+            "(el) => [...el.querySelectorAll('.cell_input')].reduce((t, c) => t + c.getBoundingClientRect().height, 0)"
+        )
+        opened = page.evaluate(site_check.INSPECT_PAGE, site_check.RENDER_TIMEOUT_MS)["shares"]
+    assert in_first > 100, in_first  # code a reader sees once it is open
+    # folded: exactly the code outside solutions (to a pixel per cell); open: plus the opened solution's code
+    assert abs(closed["code"] * closed["height"] - outside) < 30, (closed, outside)
+    grown = opened["code"] * opened["height"] - closed["code"] * closed["height"]
+    assert abs(grown - in_first) < 30, (grown, in_first)
 
 
 def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_path, browser):
