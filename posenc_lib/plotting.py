@@ -45,15 +45,19 @@ MIN_FONT_PT = 11.0  # smallest text the helpers draw: 14.7 px at 100 % (SVG: 96 
 PHONE_COLUMN_PX = 358.0  # the text column of a 390-pixel phone, in CSS pixels
 FIGURE_FORMATS = ("png", "svg", "retina")
 
-# Okabe & Ito's colour-blind-safe palette (without its yellow, too pale on white)
+# Okabe & Ito's colour-blind-safe palette (without its yellow, too pale on white), two of its colours moved
+# so that the plots' dark-mode twins (dark_twin) stay apart for a reader with protanopia or deuteranopia as
+# well (tests/unit/test_plotting_palette.py: ΔE >= 15, light and dark): reddish purple lighter (#CC79A7 ->
+# #D094B6: its dark twin was ΔE 11.3 from bluish green's), vermillion darker (#D55E00 -> #BF5606: its
+# twin 13.2 from orange's)
 PALETTE: dict[str, str] = {
     "black": "#000000",
     "orange": "#E69F00",
     "sky blue": "#56B4E9",
     "bluish green": "#009E73",
     "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "reddish purple": "#CC79A7",
+    "vermillion": "#BF5606",
+    "reddish purple": "#D094B6",
 }
 # one colour per scheme, in every chapter (posenc_lib.model's scheme names)
 SCHEME_COLORS: dict[str, str] = {

@@ -230,14 +230,31 @@ async (timeoutMs) => {
       alt: img.getAttribute('alt'), natural: img.naturalWidth, shown: contentWidth(img),
       visible: img.getClientRects().length > 0, section: heading(img), smallestTextPt: smallest[images.indexOf(img)],
     })),
-    // how much of the page is code a reader sees (cells' input, folded ones not counted) and figures,
+    // how much of the page is code a reader sees with every fold closed (cells' input: MyST-NB's folded
+    // cells and the code of folded solutions not counted) and figures,
     // and the longest printed output, in lines
     shares: (() => {
       const height = doc.scrollHeight;
       // (the content of a closed <details>, a folded cell, keeps its boxes in Chromium: not seen)
       const seen = (el) => el.getClientRects().length > 0 && !el.closest('details:not([open])');
-      const sum = (els) => els.filter(seen).reduce((total, el) => total + el.getBoundingClientRect().height, 0);
-      const outputs = inArticle('.cell_output pre').filter(seen);
+      // the height of an element a reader sees: none when hidden (sphinx-togglebutton folds a solution with
+      // visibility: hidden, its boxes keep their height), else the part inside every ancestor that clips
+      // (a folded solution's card, overflow: hidden and one title bar high)
+      const shownHeight = (el) => {
+        if (!seen(el) || getComputedStyle(el).visibility === 'hidden') return 0;
+        const rect = el.getBoundingClientRect();
+        let top = rect.top, bottom = rect.bottom;
+        for (let p = el.parentElement; p && p !== document.body && bottom > top; p = p.parentElement) {
+          const style = getComputedStyle(p);
+          if (style.overflowY === 'visible' && style.overflowX === 'visible') continue;
+          const box = p.getBoundingClientRect();
+          top = Math.max(top, box.top);
+          bottom = Math.min(bottom, box.bottom);
+        }
+        return Math.max(0, bottom - top);
+      };
+      const sum = (els) => els.reduce((total, el) => total + shownHeight(el), 0);
+      const outputs = inArticle('.cell_output pre').filter((el) => shownHeight(el) > 0);
       return {
         height,
         code: sum(inArticle('.cell_input')) / height,

@@ -149,15 +149,23 @@ def test_nothing_is_cut_off_sideways_on_a_phone_without_a_cue(reports):
     assert any(b["kind"] == "code" for b in wide), "no code block scrolls on a phone: the check saw nothing"
 
 
-# tables a reader is told to read whole (chapter 7: "read down the last column"; chapter 10's table to
-# choose from; the instructor guide's): on a phone they fit, or are laid out row by row (6+ columns)
-READ_WHOLE = ["book/07_relative_biases.html", "book/10_choosing.html", "book/instructor_guide.html"]
+# tables a reader is told to read whole (chapter 7: "read down the last column"; chapter 9's stage tables,
+# "read each column from top to bottom"; chapter 10's table to choose from; the instructor guide's): on a
+# phone they fit, or are laid out row by row (6+ columns). Chapter 9's seven columns (418 px in the 358 px
+# column) are two tables now, of three and four columns.
+READ_WHOLE = [
+    "book/07_relative_biases.html",
+    "book/09_where_it_plugs_in.html",
+    "book/10_choosing.html",
+    "book/instructor_guide.html",
+]
 
 
 def test_the_tables_a_reader_is_told_to_read_fit_a_phone(reports):
     phone = {r.page: r for r in reports if r.width == site_check.PHONE["width"]}
     assert set(READ_WHOLE) | {"book/appendix_making_it_fast.html"} <= phone.keys()
-    cut = {page: [b for b in phone[page].raw["wide"] if b["kind"] == "table"] for page in READ_WHOLE}
+    # a site table, or a chapter's result table (a cell's HTML output: a block with columns)
+    cut = {page: [b for b in phone[page].raw["wide"] if b["kind"] == "table" or b["columns"]] for page in READ_WHOLE}
     # the appendix's timing tables of six or seven columns too; its five-column ones scroll, first column kept
     cut["appendix"] = [
         b for b in phone["book/appendix_making_it_fast.html"].raw["wide"] if b["kind"] == "table" and b["columns"] >= 6
@@ -280,30 +288,29 @@ def test_every_page_keeps_its_budgets(site, reports):
 
 
 # ------------------------------------------------------------------ a page that reads as a lesson
-# On a laptop (1366 px), the share of a page's height that is code a reader sees (folded cells, MyST-NB's
-# hide-input, not counted) and the longest printed output. The goal: code at most a quarter of the page,
-# no printed output over 12 lines. Pages above it have their own ceiling, measured on 2026-12-02 after
-# plotting and statistics helpers were folded and chapter 12's results became tables (before, in the
-# comment): lower one when a chapter gets there, never raise it without a reason written next to it.
-# Ceilings are the measurement plus 0.02 (figures and text of other chapters' edits move page heights);
-# chapters 2, 3, 7, 12 and 13, measured on 2026-12-03, the measurement plus 0.005.
+# On a laptop (1366 px), the share of a page's height that is code a reader sees with every fold closed
+# (MyST-NB's hide-input cells and the code inside folded solutions not counted) and the longest printed
+# output. The goal: code at most a quarter of the page, no printed output over 12 lines. Every chapter is
+# within the goal; each has a ceiling of its measurement (2026-12-03, 1366 px) plus 0.01, never above the
+# goal (edits of a page's text move its height): lower one when a chapter's code gets shorter, never raise
+# one without a reason written next to it.
+# (In the comments: the measurement, then what the same measure gave before the last change.)
 CODE_SHARE_GOAL = 0.25
 CODE_SHARE_CEILING = {
-    "01_why_order_matters": 0.28,  # 25.5 % (26.9 % before)
-    "02_analogy": 0.248,  # 24.3 % (29.0 % before its plot cells and checks were folded)
-    "03_sinusoidal": 0.248,  # 24.3 % (29.2 %: the printed source, plot cells and helpers)
-    "05_rope": 0.33,  # 30.4 % (30.2 % before its exercises asked for the scores by offset)
-    "07_relative_biases": 0.252,  # 24.7 % (30.5 %: the fallback's code and three check cells folded)
-    "08_long_context": 0.33,  # 30.7 % (30.6 %)
-    "09_where_it_plugs_in": 0.28,  # 25.7 % (25.6 %)
-    "10_choosing": 0.28,  # 25.5 % (25.4 %)
-    # 14.9 % (48.1 %): the code behind four answers folded (hide-input); the code inside folded solutions
-    # still counts here, as sphinx-togglebutton hides it with visibility, not display
-    "11_interview_questions": 0.17,
-    "12_experiments": 0.201,  # 19.6 % (20.8 %: the provenance a folded table)
-    "13_real_text": 0.239,  # 23.4 % (27.9 %: printed columns now tables, plots folded)
+    "01_why_order_matters": 0.229,  # 21.9 %
+    "02_analogy": 0.196,  # 18.6 %
+    "03_sinusoidal": 0.221,  # 21.1 %
+    "04_learned": 0.171,  # 16.1 %
+    "05_rope": 0.25,  # 24.0 % (26.2 %: the explorable's fallback plot folded, its table a real one)
+    "06_alibi": 0.231,  # 22.1 %
+    "07_relative_biases": 0.183,  # 17.3 %
+    "08_long_context": 0.242,  # 23.2 % (26.0 %: the explorable's fallback plot folded)
+    "09_where_it_plugs_in": 0.249,  # 23.9 % (24.7 %: one helper fewer)
+    "10_choosing": 0.176,  # 16.6 %
+    "11_interview_questions": 0.071,  # 6.1 %: the code behind four answers folded (hide-input)
+    "12_experiments": 0.163,  # 15.3 %
+    "13_real_text": 0.224,  # 21.4 %
 }
-# (chapter 4: 21.4 %, 6: 23.8 %)
 OUTPUT_LINES_GOAL = 12
 # (chapter 3 printed its formula's source, 22 lines, now a code block beside the text; chapters 12 and 13
 # printed their provenance and key-set tables, 18 and 22 lines, now real tables; chapter 5 prints its formula's
@@ -319,12 +326,13 @@ def test_code_and_printed_output_keep_to_the_lesson_budget(reports):
         name = r.page.removeprefix("book/").removesuffix(".html")
         code_ceiling = CODE_SHARE_CEILING.get(name, CODE_SHARE_GOAL)
         lines_ceiling = OUTPUT_LINES_CEILING.get(name, OUTPUT_LINES_GOAL)
-        if shares["code"] > code_ceiling + 0.005:
+        if shares["code"] > code_ceiling:
             over[name] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.1%}"
         if shares["outputLines"] > lines_ceiling:
             over[name] = over.get(name, "") + f" printed output of {shares['outputLines']} lines > {lines_ceiling}"
     assert not over, over
     assert len(laptop) >= 12 and any(r.raw["shares"]["code"] > 0.1 for r in laptop), "no code measured"
+    assert max(CODE_SHARE_CEILING.values()) <= CODE_SHARE_GOAL
 
 
 # ------------------------------------------------------------------ the checks can fail
@@ -439,6 +447,37 @@ def test_the_lesson_measure_counts_a_long_printed_output_and_not_a_folded_one(si
         _, raw = site_check.inspect_page(context, base + "book/intro.html", phone=False)
         context.close()
     assert raw["shares"]["outputLines"] == 13 > OUTPUT_LINES_GOAL
+
+
+def test_the_lesson_measure_counts_the_code_of_an_open_solution_and_not_of_a_folded_one(site, browser):
+    # sphinx-togglebutton folds a solution with visibility: hidden inside a card one title bar high, so the
+    # code cells in it keep their boxes: the measure once counted them as code a reader sees. Chapter 5,
+    # measured with its solutions folded (as a reader finds it), then with its first solution with code opened.
+    chapter = "book/05_rope.html"
+    with site_check.serve(site) as base:
+        page = site_check.new_context(browser).new_page()
+        page.goto(base + chapter, wait_until="load")
+        page.add_style_tag(content=site_check.LAY_OUT_EVERYTHING)
+        cell_heights = """(within) => [...document.querySelectorAll('article .cell_input')]
+            .filter((el) => !el.closest('details') && (within === !!el.closest('.solution.dropdown')))
+            .reduce((total, el) => total + el.getBoundingClientRect().height, 0)"""
+        outside = page.evaluate(cell_heights, False)  # every cell outside folded cells and solutions
+        closed = page.evaluate(site_check.INSPECT_PAGE, site_check.RENDER_TIMEOUT_MS)["shares"]
+        solution = page.locator(".solution.dropdown:has(.cell_input)").first
+        solution.scroll_into_view_if_needed()
+        box = solution.locator(":scope > .admonition-title").first.bounding_box()
+        page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
+        solution.locator(":scope .cell_input").first.wait_for(state="visible", timeout=5_000)
+        page.wait_for_timeout(500)  # the card's opening transition
+        in_first = solution.evaluate(
+            "(el) => [...el.querySelectorAll('.cell_input')].reduce((t, c) => t + c.getBoundingClientRect().height, 0)"
+        )
+        opened = page.evaluate(site_check.INSPECT_PAGE, site_check.RENDER_TIMEOUT_MS)["shares"]
+    assert in_first > 100, in_first  # code a reader sees once it is open
+    # folded: exactly the code outside solutions (to a pixel per cell); open: plus the opened solution's code
+    assert abs(closed["code"] * closed["height"] - outside) < 30, (closed, outside)
+    grown = opened["code"] * opened["height"] - closed["code"] * closed["height"]
+    assert abs(grown - in_first) < 30, (grown, in_first)
 
 
 def test_the_navigation_check_fails_when_a_hidden_toggle_comes_first(site, tmp_path, browser):
