@@ -190,7 +190,10 @@ def solutions_notebook(chapter, executed: nbformat.NotebookNode, tests: dict[str
             cell.outputs = copy.deepcopy(tests[cell.metadata["nbgrader"]["grade_id"]])
         elif cell.cell_type == "code":
             ran = next(book_code)
-            assert ran.source == cell.source, f"{chapter.path.name}: the run is not of this notebook"
+            assert ran.source == cell.source, (
+                f"{chapter.path.name}: nbval's run in test-artifacts/executed is of an older version of the "
+                "notebook: run `make test-nbval` again"
+            )
             cell.outputs = copy.deepcopy(ran.outputs)
     return notebook
 
