@@ -27,12 +27,14 @@ tests fail, they do not skip.
 from __future__ import annotations
 
 import base64
+import io
 import os
 import pathlib
 import random
 import re
 
 import numpy as np
+import PIL.Image
 import pytest
 
 import site_check
@@ -204,6 +206,24 @@ def test_a_printed_page_keeps_its_lines_and_its_solutions_folded(site, browser):
     assert not cut, cut[:5]
     # sphinx-togglebutton opened every folded solution and code cell before printing (its beforeprint handler)
     assert open_on_print == "false" and folded >= 3, (open_on_print, folded)
+
+
+def test_a_wide_formula_on_a_phone_shades_only_its_hidden_side(site, browser):
+    """A display formula wider than the phone column, scrolled to its start: a shade on the right edge
+    (more is hidden there) and none on the left, not even a line of device pixels at its corners."""
+    with site_check.serve(site) as base:
+        page = site_check.new_context(browser, phone=True).new_page()
+        page.goto(base + "book/07_relative_biases.html", wait_until="load")
+        box = page.locator("div.math").filter(has_text="content").first  # Transformer-XL's four terms
+        assert box.evaluate("(el) => el.scrollWidth > el.clientWidth + 20"), "the formula fits: pick a wider one"
+        box.scroll_into_view_if_needed()
+        shot = PIL.Image.open(io.BytesIO(box.screenshot())).convert("L")
+    width, height = shot.size
+    background = shot.getpixel((width // 2, 0))
+    left = [shot.getpixel((x, y)) for y in (0, 1, height - 2, height - 1) for x in range(0, 24)]
+    right_edge = [shot.getpixel((width - 1, y)) for y in range(height // 4, 3 * height // 4)]
+    assert max(abs(value - background) for value in left) <= 8, "a shade shows on the side scrolled to"
+    assert min(abs(value - background) for value in right_edge) >= 30, "no shade where the formula is cut"
 
 
 def test_figures_are_readable_on_a_desktop(reports):
