@@ -102,11 +102,11 @@ lint: $(STAMP)
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
 # round trip. Within `make test` the steps that need another's output wait for it (the rules under
 # `ifdef IN_MAKE_TEST`) and make runs two at a time, in this order where it can: nbval and npm ci first,
-# then lint and the unit tests beside nbval, the website (the slot nbval frees), nbgrader in the other slot,
-# then the site checks (the longest step, listed first so it takes the slot the website frees) beside the
-# scratch-book checks (they read no course build, but wait for it so as not to delay it). Each step
+# then lint and the unit tests beside nbval, the website (the slot nbval frees), the scratch-book checks (they
+# need no course build) in the other slot, then the site checks (the longest step, listed before nbgrader so
+# it takes the first free slot) beside nbgrader. Each step
 # prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
-TEST_STEPS := test-nbval assets test-lint test-units test-book test-site test-nbgrader test-scratch
+TEST_STEPS := test-nbval assets test-lint test-units test-book test-scratch test-site test-nbgrader
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
 	@echo "make test: every step passed"
@@ -114,9 +114,6 @@ test: prerequisites
 ifdef IN_MAKE_TEST
 test-book test-nbgrader: test-nbval
 test-site: test-book
-# the scratch checks need nothing from these, but without this make starts them in the slot nbval frees and
-# the website (on the longest path: nbval -> book -> site) waited ~2 min for it (measured in CI, 2026-12-03)
-test-scratch: test-book
 endif
 
 # $(call step,command): run one step's command, then print its name, its time and whether it failed
@@ -139,8 +136,8 @@ test-units: $(STAMP)
 	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "$(UNIT_TESTS)" tests)
 
 # the checks that build a small book of their own (tests/_helpers.py's scratch_book): a notebook, a diagram or a
-# formula that fails fails the build; every explorable against posenc_lib. They read no course build; within
-# make test they run after the website build, off the path nbval -> test-book -> test-site
+# formula that fails fails the build; every explorable against posenc_lib. They read no course build, so they
+# run beside nbval, off the path nbval -> test-book -> test-site
 test-scratch: $(STAMP) assets
 	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "scratch and not book" $(SITE_TESTS))
 
