@@ -308,7 +308,7 @@ def test_every_page_keeps_its_budgets(site, reports):
 
 
 # ------------------------------------------------------------------ a page that reads as a lesson
-# On a laptop (1366 px), the share of a page's height that is code a reader sees with every fold closed
+# At both widths (the laptop's 1366 px binds), the share of a page's height that is code a reader sees with every fold closed
 # (MyST-NB's hide-input cells and the code inside folded solutions not counted) and the longest printed
 # output. The goal: code at most a quarter of the page, no printed output over 12 lines. Every chapter is
 # within the goal; each has a ceiling of its measurement (2026-12-03, 1366 px) plus 0.01, never above the
@@ -339,19 +339,23 @@ OUTPUT_LINES_CEILING: dict[str, int] = {}
 
 
 def test_code_and_printed_output_keep_to_the_lesson_budget(reports):
+    # both widths; the laptop binds (on a phone the text reflows taller and code lines scroll: 10-18 %)
     over = {}
-    laptop = [r for r in reports if r.width == site_check.DESKTOP["width"] and r.page.startswith("book/")]
-    for r in laptop:
+    chapters = [r for r in reports if r.page.startswith("book/")]
+    for r in chapters:
         shares = r.raw["shares"]
         name = r.page.removeprefix("book/").removesuffix(".html")
+        where = f"{name} at {r.width} px"
         code_ceiling = CODE_SHARE_CEILING.get(name, CODE_SHARE_GOAL)
         lines_ceiling = OUTPUT_LINES_CEILING.get(name, OUTPUT_LINES_GOAL)
         if shares["code"] > code_ceiling:
-            over[name] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.1%}"
+            over[where] = f"visible code {shares['code']:.1%} of the page > {code_ceiling:.1%}"
         if shares["outputLines"] > lines_ceiling:
-            over[name] = over.get(name, "") + f" printed output of {shares['outputLines']} lines > {lines_ceiling}"
+            over[where] = over.get(where, "") + f" printed output of {shares['outputLines']} lines > {lines_ceiling}"
     assert not over, over
-    assert len(laptop) >= 12 and any(r.raw["shares"]["code"] > 0.1 for r in laptop), "no code measured"
+    laptop = [r for r in chapters if r.width == site_check.DESKTOP["width"]]
+    assert len(laptop) >= 12 and len(chapters) >= 24, "a width was not measured"
+    assert any(r.raw["shares"]["code"] > 0.1 for r in laptop), "no code measured"
     assert max(CODE_SHARE_CEILING.values()) <= CODE_SHARE_GOAL
 
 
