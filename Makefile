@@ -100,20 +100,25 @@ lint: $(STAMP)
 
 # `make test` is six steps, each a target of its own that can be run, timed and debugged alone: lint, unit
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
-# round trip. Within `make test` the steps that need another's output wait for it (the rules under
-# `ifdef IN_MAKE_TEST`) and make runs two at a time, in this order where it can: nbval and npm ci first,
-# then lint and the unit tests beside nbval, the website (the slot nbval frees), the scratch-book checks (they
-# need no course build) in the other slot, then the site checks (the longest step, listed before nbgrader so
-# it takes the first free slot) beside nbgrader. Each step
-# prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
-TEST_STEPS := test-nbval assets test-lint test-units test-book test-scratch test-site test-nbgrader
+# round trip, plus the checks that build scratch books of their own. Within `make test` (the rules under
+# `ifdef IN_MAKE_TEST`) make runs two at a time, as two chains of steps that each wait for the one before:
+#   nbval -> book -> site                              (the website's path: ~100 + 80 + 250 s)
+#   npm ci -> lint -> units -> scratch -> nbgrader     (~25 + 50 + 100 + 110 + 130 s; nbgrader reads nbval's runs)
+# so at any moment exactly two steps can run and neither slot waits while the other chain has work (left
+# to choose, make started the scratch checks in the slot nbval freed and the website waited two minutes).
+# Each step prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
+TEST_STEPS := test-nbval test-book test-site assets test-lint test-units test-scratch test-nbgrader
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
 	@echo "make test: every step passed"
 
 ifdef IN_MAKE_TEST
-test-book test-nbgrader: test-nbval
+test-book: test-nbval
 test-site: test-book
+test-lint: assets
+test-units: test-lint
+test-scratch: test-units
+test-nbgrader: test-nbval test-scratch
 endif
 
 # $(call step,command): run one step's command, then print its name, its time and whether it failed
