@@ -61,6 +61,22 @@ def test_within_make_test_the_steps_run_as_two_chains():
     assert dry_run("IN_MAKE_TEST=1", "test-scratch") == other_chain[:3]
 
 
+def step_environment(*arguments: str) -> str:
+    """The value of OMP_NUM_THREADS that a recipe's shell sees, in a fresh make given ``arguments``."""
+    env = {key: value for key, value in os.environ.items() if key not in (*MAKE_VARIABLES, "OMP_NUM_THREADS")}
+    probe = "probe:\n\t@echo threads=$${OMP_NUM_THREADS-unset}\n"
+    command = ["make", "-s", "--no-print-directory", "-f", "Makefile", "-f", "-", *arguments, "probe"]
+    run = subprocess.run(command, cwd=ROOT, env=env, input=probe, capture_output=True, text=True, check=True)
+    return run.stdout.strip()
+
+
+def test_within_make_test_each_step_runs_torch_on_half_the_cores():
+    # two steps run at once; with every core's thread in each, the threads of one spin waiting for the other's
+    # cores; alone (make test-units) a step keeps torch's default
+    assert step_environment("IN_MAKE_TEST=1") == f"threads={max(1, len(os.sched_getaffinity(0)) // 2)}"
+    assert step_environment() == "threads=unset"
+
+
 def test_conftest_holds_fixtures_only():
     """No hooks, no scheduling: every function at the top of tests/conftest.py is a pytest fixture."""
     tree = ast.parse((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
