@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.metadata
-import pathlib
 import shutil
 import subprocess
 import sys
 import tomllib
 import zipfile
+from pathlib import Path
 
 import jinja2
 import nbformat
@@ -53,25 +53,20 @@ def extra_packages(chapters: list[Chapter]) -> dict[str, list[str]]:
 
 
 def make_student_edition(
-    book: pathlib.Path = ROOT / "book",
-    out: pathlib.Path = ROOT / "student",
-    *,
-    root: pathlib.Path = ROOT,
-    zip_path: pathlib.Path | None = ROOT / "student.zip",
-    nbgrader: pathlib.Path | None = None,
+    root: Path, out: Path, *, zip_path: Path | None = None, nbgrader: Path | None = None
 ) -> list[Chapter]:
-    """Write the edition of the chapters of ``root``'s table of contents in ``book`` into ``out`` (replaced whole)."""
+    """Write the student edition of ``root``'s chapters into ``out`` (replaced whole), the zip and the nbgrader course."""
     if out.exists() and not (out / "README.md").exists() and any(out.iterdir()):
         raise NotebookError(f"refusing to replace {out}: it exists and is not a student edition (no README.md)")
     shutil.rmtree(out, ignore_errors=True)
-    chapters = [read_chapter(p, n) for p, n in toc_chapters(root) if p.parent.resolve() == book.resolve()]
+    chapters = [read_chapter(path, number) for path, number in toc_chapters(root)]
     folders = [(out / "book", student_notebook(c), c.path.name) for c in chapters]
     if nbgrader is not None:  # one assignment per chapter
         folders += [(nbgrader / "source" / c.path.stem, c.source, c.path.name) for c in chapters]
         nbgrader.mkdir(parents=True, exist_ok=True)
         (nbgrader / "nbgrader_config.py").write_text(NBGRADER_CONFIG, encoding="utf-8")
     for folder, notebook, name in folders:  # with the files the notebooks read (book/data/), not the website's
-        shutil.copytree(book, folder, ignore=WEBSITE_FILES, dirs_exist_ok=True)
+        shutil.copytree(root / "book", folder, ignore=WEBSITE_FILES, dirs_exist_ok=True)
         nbformat.write(notebook, folder / name)
     shutil.copytree(ROOT / "posenc_lib", out / "posenc_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copy2(ROOT / "pyproject.toml", out / "pyproject.toml")  # students install the library from it
@@ -92,10 +87,10 @@ def make_student_edition(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nbgrader", type=pathlib.Path, help="also write an nbgrader course into this folder")
+    parser.add_argument("--nbgrader", type=Path, help="also write an nbgrader course into this folder")
     args = parser.parse_args(argv)
     try:
-        chapters = make_student_edition(nbgrader=args.nbgrader)
+        chapters = make_student_edition(ROOT, ROOT / "student", zip_path=ROOT / "student.zip", nbgrader=args.nbgrader)
     except NotebookError as error:
         sys.exit(f"make_student: {error}")
     for chapter in chapters:
