@@ -272,7 +272,7 @@ def course(environment: dict[str, str] | None = None) -> Course:
     """The round trip; the commands run in ``environment`` (default: this process's), plus the settings below."""
     root = pathlib.Path(tempfile.mkdtemp(prefix="posenc-nbgrader-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
-    chapters = ms.make_student_edition(ROOT / "book", root / "student", zip_path=None, nbgrader=root / "all")
+    chapters = ms.make_student_edition(ROOT, root / "student", nbgrader=root / "all")
     groups: list[list] = [[], []]  # two course folders with about the same number of cells to run
     for chapter in sorted(chapters, key=lambda c: -len(c.source.cells)):
         min(groups, key=lambda g: sum(len(c.source.cells) for c in g)).append(chapter)

@@ -1,23 +1,11 @@
-"""Check or stamp the set-up cell that every notebook starts with (see CONTRIBUTING.md).
+"""Check or stamp the set-up cell that every notebook starts with (CONTRIBUTING.md).
 
-The cell installs posenc_lib where it is missing (on Colab, for instance) and does nothing
-elsewhere. It installs from the repository named in `_config.yml` (`repository.url`), the same
-setting the launch buttons use, so a fork changes that one line and runs this tool.
+    python tools/setup_cell.py [--check] [--config _config.yml] [PATH ...]   (default: book)
 
-On the website the cell is hidden: its metadata (`METADATA`) tags it `remove-input` and holds
-one sentence for Colab readers (`SITE_NOTE`), which the site's Sphinx extension
-(tools/course_site.py) shows in the cell's place. Jupyter and Colab show the cell as usual.
-
-Usage:
-    python tools/setup_cell.py [PATH ...]          stamp: insert or update the cell (default: book)
-    python tools/setup_cell.py --check [PATH ...]  exit 1 and list notebooks whose cell is not current
-
-A notebook that got a new set-up cell (or a new source in it) has stale stored outputs
-(execution counts shift): re-execute it with `python tools/execute_notebooks.py NOTEBOOK`.
-Stamping only the metadata needs no re-execution.
+The cell installs posenc_lib where it is missing from `_config.yml`'s `repository.url`, the launch buttons' setting,
+so a fork changes that line and runs this tool, then re-executes the notebooks (tools/execute_notebooks.py).
+On the website the cell is hidden (`METADATA`) and tools/course_site.py shows `SITE_NOTE` in its place.
 """
-
-from __future__ import annotations
 
 import argparse
 import copy
@@ -25,40 +13,30 @@ import pathlib
 import sys
 
 import nbformat
-import yaml
 
-from book_files import ROOT, notebooks_under
+from book_files import ROOT, book_config, notebooks_under
 
 MARKER = "# Set-up: install the course library where it is missing"
-TEMPLATE = """\
-# Set-up: install the course library where it is missing (e.g. on Colab); does nothing elsewhere.
+TEMPLATE = (
+    MARKER
+    + """ (e.g. on Colab); does nothing elsewhere.
 import importlib.util
 if importlib.util.find_spec("posenc_lib") is None:
-    %pip install --quiet "posenc_lib @ git+{url}"
-"""
-
-
-# `code` in backticks becomes inline code on the website
-SITE_NOTE = (
+    %pip install --quiet "posenc_lib @ git+{url}\""""
+)
+SITE_NOTE = (  # `code` in backticks becomes inline code on the website
     "On Colab, run the notebook’s first code cell before the others: it installs the course "
     "library, `posenc_lib` (anywhere it is already installed, the cell does nothing)."
 )
 METADATA = {"tags": ["remove-input"], "posenc": {"site_note": SITE_NOTE}}
 
 
-def repository_url(config: pathlib.Path = ROOT / "_config.yml") -> str:
-    """`repository.url` from the book's configuration, without a trailing slash or `.git`."""
-    if not config.exists():
-        raise ValueError(f"config must be an existing _config.yml, got {config}")
-    url = (yaml.safe_load(config.read_text()) or {}).get("repository", {}).get("url")
+def cell_source(config: pathlib.Path = ROOT / "_config.yml") -> str:
+    """The set-up cell that installs from the repository named in ``config``."""
+    url = book_config(config).get("repository", {}).get("url")
     if not isinstance(url, str) or not url.startswith("https://"):
         raise ValueError(f"repository.url in {config} must be an https:// URL, got {url!r}")
-    return url.rstrip("/").removesuffix(".git")
-
-
-def cell_source(config: pathlib.Path = ROOT / "_config.yml") -> str:
-    """The current text of the set-up cell (no trailing newline, as notebooks store it)."""
-    return TEMPLATE.format(url=repository_url(config)).rstrip("\n")
+    return TEMPLATE.format(url=url.rstrip("/").removesuffix(".git"))
 
 
 def first_code_cell(notebook: nbformat.NotebookNode) -> int | None:
@@ -66,7 +44,6 @@ def first_code_cell(notebook: nbformat.NotebookNode) -> int | None:
 
 
 def has_site_metadata(cell: nbformat.NotebookNode) -> bool:
-    """The cell carries the website's metadata (`METADATA`): hidden, replaced by `SITE_NOTE`."""
     return all(cell.metadata.get(key) == value for key, value in METADATA.items())
 
 
@@ -76,54 +53,39 @@ def is_current(notebook: nbformat.NotebookNode, source: str) -> bool:
 
 
 def stamp(notebook: nbformat.NotebookNode, source: str) -> bool:
-    """Make the notebook's first code cell the set-up cell; return whether anything changed.
-
-    An older set-up cell (recognised by its first line) is updated in place: a new source
-    clears its outputs; metadata alone (`METADATA`) is set without touching them. Otherwise
-    a new cell goes before the first code cell (or at the end of a notebook with no code).
-    """
+    """Make the first code cell the set-up cell ``source``, updating an older one; returns whether it changed."""
     if is_current(notebook, source):
         return False
     index = first_code_cell(notebook)
-    if index is not None and notebook.cells[index].source.startswith(MARKER):
-        cell = notebook.cells[index]
-        if cell.source != source:
-            cell.source = source
-            cell.outputs = []
-            cell.execution_count = None
-        cell.metadata.update(copy.deepcopy(METADATA))
-        return True
-    new = nbformat.v4.new_code_cell(source, metadata=copy.deepcopy(METADATA))
-    notebook.cells.insert(len(notebook.cells) if index is None else index, new)
+    if index is None or not notebook.cells[index].source.startswith(MARKER):
+        index = len(notebook.cells) if index is None else index
+        notebook.cells.insert(index, nbformat.v4.new_code_cell(source))
+    cell = notebook.cells[index]
+    if cell.source != source:  # the outputs of an older cell go; a change of metadata alone keeps them
+        cell.source, cell.outputs, cell.execution_count = source, [], None
+    cell.metadata.update(copy.deepcopy(METADATA))
     return True
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only report notebooks whose set-up cell is not current")
+    parser.add_argument("--check", action="store_true", help="only list the notebooks whose set-up cell is not current")
     parser.add_argument("--config", type=pathlib.Path, default=ROOT / "_config.yml")
-    parser.add_argument("paths", nargs="*", default=[str(ROOT / "book")])
+    parser.add_argument("paths", nargs="*", default=[ROOT / "book"])
     args = parser.parse_args(argv)
     source = cell_source(args.config)
-    stale = []
-    for path in notebooks_under(args.paths):
-        notebook = nbformat.read(path, as_version=4)
+    stale = [path for path in notebooks_under(args.paths) if not is_current(nbformat.read(path, as_version=4), source)]
+    for path in stale:
         if args.check:
-            if not is_current(notebook, source):
-                stale.append(path)
-            continue
-        sources_before = [cell.source for cell in notebook.cells]
-        if stamp(notebook, source):
-            nbformat.write(notebook, path)
-            stale.append(path)
-            if [cell.source for cell in notebook.cells] == sources_before:
-                print(f"{path}: set-up cell metadata stamped (outputs kept)")
-            else:
-                print(f"{path}: stamped (re-execute with tools/execute_notebooks.py)")
-    if args.check:
-        for path in stale:
             print(f"{path}: not current")
-    return 1 if args.check and stale else 0
+            continue
+        notebook = nbformat.read(path, as_version=4)
+        sources = [cell.source for cell in notebook.cells]
+        stamp(notebook, source)
+        nbformat.write(notebook, path)
+        same = [cell.source for cell in notebook.cells] == sources
+        print(f"{path}: " + ("metadata stamped (outputs kept)" if same else "stamped (re-execute it)"))
+    return int(args.check and bool(stale))
 
 
 if __name__ == "__main__":

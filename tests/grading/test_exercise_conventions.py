@@ -5,7 +5,8 @@
 - a solution is marked one way: the cells between ``solution-start`` and ``solution-end`` (no
   ``solution`` tag, no ``{solution}`` directive, no nbgrader markers outside them), and it hides
   something from students;
-- every numbered chapter has at least two exercises, at least one of them coding;
+- every numbered chapter has at least two exercises, at least one of them coding
+  (tools/chapter_model.py reports each breach in ``Chapter.problems``);
 - every checker exported from ``posenc_lib.exercises`` is called in some chapter, outside the
   solution markers (so the call is still there in the student edition);
 - the instructor guide's generated tables (book/data/exercises.md, pulled in with ``{include}``) are
@@ -41,8 +42,7 @@ def chapter_of(notebook: nbformat.NotebookNode, tmp_path: pathlib.Path) -> cm.Ch
 
 def test_the_fixture_follows_the_conventions(tmp_path):
     chapter = chapter_of(solution_notebook(), tmp_path)
-    assert catalog.structure_problems(chapter) == []
-    assert catalog.count_problems(chapter) == []
+    assert chapter.problems == []
     assert [e.label for e in chapter.exercises] == [
         "ex-fixture-square",
         "ex-fixture-loop",
@@ -110,23 +110,21 @@ def test_a_broken_exercise_is_reported(change, expected, tmp_path):
     except cm.NotebookError as error:  # unbalanced markers stop the generator itself
         assert expected in str(error)
         return
-    problems = catalog.structure_problems(chapter)
-    assert any(expected in p for p in problems), problems
+    assert any(expected in p for p in chapter.problems), chapter.problems
 
 
 def test_too_few_exercises_are_reported(tmp_path):
     notebook = solution_notebook()
     notebook.cells = notebook.cells[:3] + notebook.cells[11:15]  # only the written exercise
-    problems = catalog.count_problems(chapter_of(notebook, tmp_path))
+    problems = chapter_of(notebook, tmp_path).problems
     assert any("at least 2" in p for p in problems) and any("no coding exercise" in p for p in problems)
 
 
 def test_a_coding_exercise_without_a_checker_does_not_count_as_autograded(tmp_path):
     notebook = solution_notebook()
     notebook.cells = notebook.cells[:3] + notebook.cells[11:20]  # the written exercise and a code answer, no checker
-    problems = catalog.count_problems(chapter_of(notebook, tmp_path))
-    assert problems == [
-        "no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"
+    assert chapter_of(notebook, tmp_path).problems == [
+        "fixture.ipynb: no coding exercise with a checker (a solution code cell with nbgrader markers and a check_ call)"
     ]
 
 
@@ -138,14 +136,18 @@ def test_there_are_chapters():
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.path.name)
-def test_exercises_are_labelled_and_followed_by_a_folded_solution(chapter):
-    assert catalog.structure_problems(chapter) == []
+def test_each_chapter_follows_the_exercise_conventions(chapter):
+    """Labelled exercises, each followed by a folded solution that hides something; in a numbered chapter at
+    least two of them, one coding (an appendix need not have exercises)."""
+    assert chapter.problems == []
 
 
-@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c.number is not None], ids=lambda c: c.path.name)
-def test_each_chapter_has_two_exercises_one_of_them_coding(chapter):
-    """Numbered chapters only: an appendix need not have exercises."""
-    assert catalog.count_problems(chapter) == []
+def test_an_unnumbered_chapter_needs_no_exercise(tmp_path):
+    notebook = solution_notebook()
+    notebook.cells = notebook.cells[:3]
+    root = write_book(tmp_path, {"fixture": notebook})
+    assert cm.read_chapter(root / "book" / "fixture.ipynb", None).problems == []
+    assert len(cm.read_chapter(root / "book" / "fixture.ipynb", 1).problems) == 2
 
 
 def test_exercise_labels_are_unique_in_the_book():

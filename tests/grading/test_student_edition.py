@@ -79,7 +79,7 @@ def read(path: pathlib.Path) -> nbformat.NotebookNode:
 @pytest.fixture(scope="module")
 def fixture_edition(tmp_path_factory):
     root = write_book(tmp_path_factory.mktemp("repo"), {"fixture": solution_notebook()})
-    edition = ms.make_student_edition(root / "book", root / "student", root=root, zip_path=root / "student.zip")
+    edition = ms.make_student_edition(root, root / "student", zip_path=root / "student.zip")
     return root, edition, read(root / "student" / "book" / "fixture.ipynb")
 
 
@@ -140,7 +140,7 @@ def test_everything_else_is_intact(fixture_edition):
 
 def test_a_later_cell_that_uses_a_solution_loses_its_output(tmp_path):
     root = write_book(tmp_path, {"fixture": solution_notebook(uses_solution_later=True)})
-    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    ms.make_student_edition(root, root / "student")
     last = read(root / "student" / "book" / "fixture.ipynb").cells[-1]
     assert source(last) == 'print("square(5) =", square(5))'
     assert last.outputs == [] and last.execution_count is None
@@ -189,7 +189,7 @@ def test_the_edition_has_the_library_a_readme_and_a_reproducible_zip(fixture_edi
     with zipfile.ZipFile(root / "student.zip") as archive:
         names = sorted(archive.namelist())
     assert names == sorted(f"student/{p.relative_to(out).as_posix()}" for p in out.rglob("*") if p.is_file())
-    ms.make_student_edition(root / "book", tmp_path / "student", root=root, zip_path=tmp_path / "student.zip")
+    ms.make_student_edition(root, tmp_path / "student", zip_path=tmp_path / "student.zip")
     assert (tmp_path / "student.zip").read_bytes() == (root / "student.zip").read_bytes()
 
 
@@ -241,7 +241,7 @@ def test_the_readme_names_packages_the_notebooks_need_beyond_the_library(tmp_pat
         1, code("import json\nimport numpy as np\nimport yaml\nfrom transformers import GPT2Config\n%matplotlib inline")
     )
     root = write_book(tmp_path / "repo", {"fixture": notebook})
-    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    ms.make_student_edition(root, root / "student")
     readme = (root / "student" / "README.md").read_text()
     assert "pip install . jupyterlab pyyaml transformers" in readme
     assert "`transformers` (fixture.ipynb)" in readme and "numpy" not in readme and "json" not in readme
@@ -253,7 +253,7 @@ def test_data_files_come_along_but_not_the_website_assets(tmp_path):
     (root / "book" / "data" / "results.json").write_text("{}")
     (root / "book" / "_static").mkdir()
     (root / "book" / "_static" / "site.css").write_text("body {}")
-    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    ms.make_student_edition(root, root / "student")
     assert (root / "student" / "book" / "data" / "results.json").read_text() == "{}"
     assert not (root / "student" / "book" / "_static").exists()
 
@@ -263,7 +263,7 @@ def test_it_refuses_to_replace_a_folder_that_is_not_an_edition(tmp_path):
     (tmp_path / "precious").mkdir()
     (tmp_path / "precious" / "thesis.tex").write_text("keep me")
     with pytest.raises(cm.NotebookError, match="refusing"):
-        ms.make_student_edition(root / "book", tmp_path / "precious", root=root, zip_path=None)
+        ms.make_student_edition(root, tmp_path / "precious")
     assert (tmp_path / "precious" / "thesis.tex").read_text() == "keep me"
 
 
@@ -297,7 +297,7 @@ def test_a_checker_call_inside_an_if_gets_a_test_cell_too(tmp_path):
 
 def test_the_nbgrader_course_has_a_config_that_keeps_teaching_outputs(tmp_path):
     root = write_book(tmp_path, {"fixture": solution_notebook()})
-    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None, nbgrader=root / "course")
+    ms.make_student_edition(root, root / "student", nbgrader=root / "course")
     assert "c.ClearOutput.enabled = False" in (root / "course" / "nbgrader_config.py").read_text()
     source_notebook = nbformat.read(root / "course" / "source" / "fixture" / "fixture.ipynb", as_version=4)
     assert "teaching output kept" in json.dumps([c.get("outputs") for c in source_notebook.cells])
@@ -400,7 +400,7 @@ def test_the_fixture_edition_runs_up_to_each_stub(fixture_edition):
 @pytest.mark.slow
 def test_the_run_check_catches_a_cell_that_needs_a_solution(tmp_path):
     root = write_book(tmp_path, {"fixture": solution_notebook(uses_solution_later=True)})
-    ms.make_student_edition(root / "book", root / "student", root=root, zip_path=None)
+    ms.make_student_edition(root, root / "student")
     problems = execution_problems(execute(root / "student" / "book" / "fixture.ipynb"))
     assert len(problems) == 1 and "without a stub" in problems[0] and "NotImplementedError" in problems[0]
 
@@ -456,7 +456,7 @@ def output_lines(cell) -> list[str]:
 @pytest.fixture(scope="module")
 def book_edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("edition") / "student"
-    chapters = ms.make_student_edition(ROOT / "book", out, zip_path=None)
+    chapters = ms.make_student_edition(ROOT, out)
     return {c.path.name: c for c in chapters}, out
 
 
