@@ -1,11 +1,9 @@
-"""Sphinx extension: explorable figures and self-check questions on the website (``_config.yml`` loads it).
+"""Sphinx extension (``_config.yml`` loads it): explorable figures and self-check questions on the website.
 
-A notebook output made by ``posenc_lib.explore`` or ``posenc_lib.questions`` carries its script and
-style sheet inline (``data-pe-inline``), so that it works in Jupyter and Colab. On the website each page
-that has such outputs loses those inline copies and links, once, ``_static/explore/explore.js`` (one
-script with every kind, deferred, cached across pages) and ``_static/explore/explore.css`` (which the style
-bundler of tools/course_site.py folds into the page's one style sheet). Pages without explorables load
-neither: no script, no rule.
+A notebook output of ``posenc_lib.explore`` or ``posenc_lib.questions`` carries its script and style sheet
+inline (``data-pe-inline``), so that it works in Jupyter and Colab. On the website a page with such outputs
+drops those copies and links ``_static/explore/explore.js`` and ``explore.css`` once (cached across pages);
+a page without explorables loads neither.
 """
 
 from __future__ import annotations
@@ -14,13 +12,11 @@ import pathlib
 import re
 from typing import Any
 
-SCRIPT, STYLE = "explore/explore.js", "explore/explore.css"
-MARKER = 'class="pe-explore'
 INLINE = re.compile(r"<(script|style)\b[^>]*\bdata-pe-inline\b[^>]*>.*?</\1>\s*", re.DOTALL)
 
 
 def _write_assets(app: Any) -> None:
-    """The site's copies of the script and style sheet, written before any page (Sphinx then stamps their checksums)."""
+    """The site's script and style sheet, written before any page (Sphinx then stamps their checksums)."""
     if app.builder.format != "html":
         return
     from posenc_lib import explore
@@ -32,16 +28,11 @@ def _write_assets(app: Any) -> None:
 
 
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    body = context.get("body", "")
-    if MARKER not in body:
-        return
-    from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
-
-    context["body"] = INLINE.sub("", body)
-    context["script_files"].append(_JavaScript(f"_static/{SCRIPT}", priority=800))  # deferred by course_site
-    context["css_files"].append(
-        _CascadingStyleSheet(f"_static/{STYLE}", priority=800, rel="stylesheet", type="text/css")
-    )
+    """On a page with explorables: drop the inline copies, link the files (Sphinx adds them to this page only)."""
+    if 'class="pe-explore' in context.get("body", ""):
+        context["body"] = INLINE.sub("", context["body"])
+        app.add_js_file("explore/explore.js", priority=800)  # deferred by course_site
+        app.add_css_file("explore/explore.css", priority=800)  # folded into the page's one style sheet
 
 
 def setup(app: Any) -> dict[str, Any]:
