@@ -400,14 +400,15 @@ def image_size(path: pathlib.Path) -> tuple[int, int] | None:
 
         with Image.open(path) as image:
             return image.size
-    svg = soup_of(path.read_text(encoding="utf-8", errors="replace")[:5000]).find("svg")
-    lengths = [SVG_LENGTH.fullmatch(str(svg.get(name, ""))) for name in ("width", "height")] if svg else [None]
-    if all(lengths):
-        size = [float(m[1]) * (96 / 72 if m[2] == "pt" else 1) for m in lengths if m]
+    if (svg := soup_of(path.read_text(encoding="utf-8", errors="replace")[:5000]).find("svg")) is None:
+        return None
+    width, height = (SVG_LENGTH.fullmatch(str(svg.get(name, ""))) for name in ("width", "height"))
+    if width and height:
+        size = [float(m[1]) * (96 / 72 if m[2] == "pt" else 1) for m in (width, height)]
     else:
-        box = str(svg.get("viewbox", "") if svg else "").replace(",", " ").split()
-        size = [float(box[2]), float(box[3])] if len(box) == 4 else []
-    return (round(size[0]), round(size[1])) if len(size) == 2 and min(size) > 0 else None
+        box = str(svg.get("viewbox", "")).replace(",", " ").split()
+        size = [float(box[2]), float(box[3])] if len(box) == 4 else [0, 0]
+    return (round(size[0]), round(size[1])) if min(size) > 0 else None
 
 
 def sized_images(soup: BeautifulSoup, folder: pathlib.Path) -> None:
@@ -456,8 +457,11 @@ def defer_scripts(soup: BeautifulSoup) -> None:
 
 
 def _on_build_finished(app: Any, exception: Exception | None) -> None:
+    from sphinx.util import logging
+
     if exception is not None or app.builder.format != "html":
         return
+    logger = logging.getLogger(__name__)
     outdir = pathlib.Path(app.outdir)
     patch_theme_script(outdir)
     pages = [page for page in outdir.rglob("*.html") if "_static" not in page.relative_to(outdir).parts]
@@ -469,6 +473,8 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
         sized_images(soup, page.parent)
         if page != outdir / "search.html":  # its search tools need doctools.js at once
             defer_scripts(soup)
+        for error in soup.select(".katex-error"):  # KaTeX shows a formula it cannot typeset in red, and goes on
+            logger.warning(f"KaTeX cannot typeset {error.get_text()!r}: {error.get('title')}", location=str(page))
     bundle_styles(outdir, soups)
     for page, soup in soups.items():
         page.write_text(soup.decode(formatter=IN_ORDER), encoding="utf-8")

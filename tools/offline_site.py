@@ -4,7 +4,7 @@
 package-lock.json. As a Sphinx extension (``_config.yml``): mermaid diagrams become SVG images at their
 natural size (mermaid-cli, with Debian's chromium; no page loads mermaid's 2.6 MB), and formulas are
 typeset by sphinxcontrib-katex in node (a page needs only KaTeX's CSS and fonts, copied to
-``_static/offline/katex``); a diagram or formula that cannot be drawn is a build warning.
+``_static/offline/katex``). A diagram that cannot be drawn is a build warning (a formula: course_site).
 """
 
 from __future__ import annotations
@@ -128,26 +128,6 @@ def _visit_mermaid(self: Any, node: Any) -> None:
     raise nodes.SkipNode
 
 
-def _katex_errors_warn(app: Any) -> None:
-    """A formula KaTeX cannot typeset made a warning naming it (KaTeX returns it in red, and nothing fails)."""
-    import sphinxcontrib.katex as katex
-    from sphinx.util import logging
-
-    render = katex.render_latex
-    if getattr(render, "warns", False):
-        return
-
-    def render_checked(latex: str, options: dict | None = None) -> str:
-        if 'class="katex-error"' in (text := render(latex, options)):
-            message = re.search(r'title="([^"]*)"', text)
-            reason = html.unescape(message[1]) if message else "parse error"
-            logging.getLogger(__name__).warning(f"KaTeX cannot typeset {latex!r}: {reason}")
-        return text
-
-    render_checked.warns = True  # type: ignore[attr-defined]  # a marker attribute on a function
-    katex.render_latex = render_checked
-
-
 def _start_katex_server(cls: Any, rundir: pathlib.Path, timeout: float) -> tuple[Any, Any]:
     """sphinxcontrib-katex 0.9.11's server start, made safe on a busy machine: it connected as soon as
     the socket file existed, before node listened; here it retries, and a server that cannot start is
@@ -195,7 +175,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.setup_extension("sphinxcontrib.katex")
     app.connect("config-inited", _configure)
     app.connect("builder-inited", _builder_inited)
-    app.connect("builder-inited", _katex_errors_warn)
     app.connect("build-finished", _stop_katex_server)
     app.add_node(mermaid, override=True, html=(_visit_mermaid, None))
     return {"parallel_read_safe": True, "parallel_write_safe": True}
