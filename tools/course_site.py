@@ -362,7 +362,8 @@ def bundle_styles(outdir: pathlib.Path, soups: dict[pathlib.Path, BeautifulSoup]
     if run.returncode:
         raise RuntimeError(f"{PURGE_SCRIPT.name} failed: {run.stderr}")
     for sheets, css in zip(groups, json.loads(run.stdout), strict=True):
-        (outdir / (name := f"_static/course-{hashlib.sha1(css.encode()).hexdigest()[:12]}.css")).write_text(css)
+        name = f"_static/course-{hashlib.sha1(css.encode()).hexdigest()[:12]}.css"  # a new name for new content
+        (outdir / name).write_text(css, encoding="utf-8")
         for page in groups[sheets]:
             bundle_links[page]["href"] = posixpath.relpath(name, page.parent.relative_to(outdir).as_posix())
 

@@ -24,6 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 NODE_MODULES = ROOT / "node_modules"
 KATEX = NODE_MODULES / "katex" / "dist"  # katex.min.js is run by node at build time, never shipped
 MMDC = NODE_MODULES / ".bin" / "mmdc"
+# the root tag of mermaid-cli's SVG, edited as text: a parser would re-serialise the whole file (HTML labels)
 SVG_ROOT = re.compile(r'<svg\b[^>]*?\bviewBox="\s*[-\d.]+\s+[-\d.]+\s+([\d.]+)\s+([\d.]+)\s*"[^>]*>')
 
 # --------------------------------------------------------------------------- npm
