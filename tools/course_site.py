@@ -454,7 +454,7 @@ def defer_scripts(soup: BeautifulSoup) -> None:
     inline scripts read at once."""
     for script in soup.select("script[src]:not([async], [defer], [type])"):
         if "documentation_options" not in script["src"]:
-            script["defer"] = "defer"
+            script.attrs = {"defer": "defer", **script.attrs}  # in Sphinx's order of attributes
 
 
 def _on_build_finished(app: Any, exception: Exception | None) -> None:

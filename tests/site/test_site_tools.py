@@ -232,6 +232,10 @@ def test_scripts_are_deferred_but_the_options_inline_scripts_read_at_once():
     )
     scripts = rewritten(course_site.defer_scripts, page).find_all("script")
     assert [s.get("defer") for s in scripts] == [None, "defer", None, None, None]
+    assert (
+        scripts[1].decode(formatter=course_site.IN_ORDER)
+        == '<script defer="defer" src="_static/doctools.js?v=2"></script>'
+    )
 
 
 def test_npm_packages_are_pinned_in_the_lock_file():
