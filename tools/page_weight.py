@@ -1,12 +1,8 @@
-"""What a page of the built website makes a browser fetch, in gzip bytes by kind, and what blocks its
-first paint: deterministic causes of a slow page (tests/site/test_browser.py budgets them; no timing).
+"""What a page of the built site makes a browser fetch, in gzip bytes (level 6) by kind, what blocks its
+first paint, and its element count: deterministic causes of a slow page, from tools/site_check.py's
+report of each page (tests/site/test_browser.py budgets them).
 
-tools/site_check.py opens each page in Chromium, lays out every section, loads every image, lets the fonts
-settle and reports the URLs the page fetched (with Chromium's render-blocking status of each) and its
-element count. Here each fetched file of the site is counted once, at its size gzip-compressed at level 6
-(as tools/lighthouse_audit.py serves the site), by kind: html, css, js, font, image, data.
-
-    python tools/page_weight.py [_build/html]     (prints the table for every page at both widths)
+    python tools/page_weight.py [_build/html]     (a table of every page at both widths)
 """
 
 from __future__ import annotations
@@ -27,32 +23,22 @@ KINDS |= dict.fromkeys((".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico"
 
 @functools.cache
 def gzip_size(path: pathlib.Path) -> int:
-    return len(gzip.compress(path.read_bytes(), compresslevel=6))
-
-
-def site_file(html: pathlib.Path, url: str) -> pathlib.Path | None:
-    """The file of the site at `html` that a loopback `url` names (None for data: URLs and the like)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        return None
-    path = html / urllib.parse.unquote(parts.path).lstrip("/")
-    return path / "index.html" if path.is_dir() else path
+    return len(gzip.compress(path.read_bytes(), compresslevel=6)) if path.is_file() else 0
 
 
 def page_weight(html: pathlib.Path, report: site_check.PageReport) -> dict:
-    """Gzip bytes by kind, the render-blocking requests and the element count of one inspected page."""
+    """Gzip bytes by kind (each file once), the render-blocking requests and the element count of a page."""
     sizes = dict.fromkeys(sorted(set(KINDS.values())), 0)
-    files = {found for entry in report.raw["fetched"] if (found := site_file(html, entry["url"]))}
-    for found in files:
-        sizes[KINDS.get(found.suffix, "data")] += gzip_size(found) if found.is_file() else 0
-    blocking = sorted(
-        {entry["url"].split("/")[-1] for entry in report.raw["fetched"] if entry["blocking"] == "blocking"}
-    )
+    urls = [urllib.parse.urlsplit(entry["url"]) for entry in report.raw["fetched"]]
+    files = {html / urllib.parse.unquote(url.path).lstrip("/") for url in urls if url.scheme in ("http", "https")}
+    for path in {path / "index.html" if path.is_dir() else path for path in files}:
+        sizes[KINDS.get(path.suffix, "data")] += gzip_size(path)
+    blocking = {entry["url"].split("/")[-1] for entry in report.raw["fetched"] if entry["blocking"] == "blocking"}
     return {
         "page": report.page,
         "width": report.width,
         "gzip_bytes": sizes,
-        "render_blocking": blocking,
+        "render_blocking": sorted(blocking),
         "elements": report.raw["elements"],
     }
 

@@ -137,9 +137,15 @@ def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):
 
 
 def test_code_has_no_span_the_code_style_draws_in_the_blocks_colour(html):
+    from pydata_sphinx_theme.pygments import get_pygments_stylesheet  # type: ignore[import-untyped]  # no types
+    from pygments.token import STANDARD_TYPES  # type: ignore[import-untyped]  # pygments ships no type information
+
     import course_site
 
-    plain = course_site.plain_token_classes((html / "_static" / "pygments.css").read_text())
+    # the styles of the theme's light and dark modes, those course_site read
+    light, dark = "a11y-high-contrast-light", "a11y-high-contrast-dark"
+    assert (html / "_static" / "pygments.css").read_text() == get_pygments_stylesheet(light, dark)
+    plain = {STANDARD_TYPES[token] for token in course_site.plain_token_types(light, dark)}
     assert {"n", "p"} <= plain, plain  # names and punctuation: a third of a chapter's elements
     spans = re.compile(rf'<span class="(?:{"|".join(sorted(plain))})">')
     for page in chapter_pages(html):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import urllib.request
 
 import pytest
@@ -126,7 +127,7 @@ def test_bibliography_style_orders_and_labels_organisations():
 # ------------------------------------------------------------------ offline_site
 
 
-def test_diagram_size_and_fallback_text(tmp_path):
+def test_a_diagram_gets_its_natural_size(tmp_path):
     svg = tmp_path / "d.svg"
     svg.write_text(
         '<svg id="x" width="100%" style="max-width: 182.8px; background-color: white;" viewBox="0 0 182.796875 174" role="graphics-document"><g/></svg>'
@@ -139,38 +140,36 @@ def test_diagram_size_and_fallback_text(tmp_path):
     svg.write_text("<svg/>")
     with pytest.raises(ValueError, match="no viewBox"):
         offline_site.natural_size(svg)
-    code = '---\nconfig: {}\n---\nflowchart TD\n  a["token ids (b, s)"] --> b["θ<br/>pairs"]\n  b --> c(("+"))'
-    assert offline_site.diagram_text(code) == "Diagram: token ids (b, s); θ pairs; +"
 
 
-PYGMENTS_CSS = """
-html[data-theme="light"] .highlight pre { line-height: 125%; }
-html[data-theme="light"] .highlight { background: #fefefe; color: #080808 }
-html[data-theme="light"] .highlight .n { color: #080808 }
-html[data-theme="light"] .highlight .p { color: #080808 }
-html[data-theme="light"] .highlight .k { color: #6730C5 }
-html[data-theme="light"] .highlight .w { color: #080808; font-weight: bold }
-html[data-theme="dark"] .highlight { background: #2b2b2b; color: #F8F8F2 }
-html[data-theme="dark"] .highlight .n { color: #f8f8f2 }
-html[data-theme="dark"] .highlight .p { color: #ABE338 }
-html[data-theme="dark"] .highlight .k { color: #F8F8F2 }
-html[data-theme="dark"] .highlight .w { color: #F8F8F2 }
-"""
+def code_style(**colours):
+    """A Pygments style drawing text #080808 and the given token types (Name=..., ...) as given."""
+    from pygments.style import Style  # type: ignore[import-untyped]  # pygments ships no type information
+    from pygments.token import Text, Token  # type: ignore[import-untyped]  # as above
 
-
-def test_only_tokens_drawn_in_the_blocks_colour_in_every_mode_lose_their_span():
-    # n: the block's colour in both modes; p: not in dark mode; k: not in light; w: bold as well
-    assert course_site.plain_token_classes(PYGMENTS_CSS) == {"n"}
-    light_only = "\n".join(line for line in PYGMENTS_CSS.splitlines() if "dark" not in line)
-    assert course_site.plain_token_classes(light_only) == {"n", "p"}
-    assert course_site.plain_token_classes(".highlight .n { color: #080808 }") == set()  # no modes: keep all
-    code = '<div class="highlight"><pre><span class="n">x</span><span class="p">[</span><span class="n">i</span>\n'
-    code += '<span class="o">&lt;</span>2]</pre></div><p><span class="n">not code</span></p>'
-    assert str(rewritten(course_site.unwrap_plain_tokens, code, frozenset({"n"}))) == (
-        '<div class="highlight"><pre>x<span class="p">[</span>i\n<span class="o">&lt;</span>2]</pre></div>'
-        '<p><span class="n">not code</span></p>'
+    return type(
+        "CodeStyle", (Style,), {"styles": {Text: "#080808"} | {getattr(Token, k): v for k, v in colours.items()}}
     )
-    assert str(rewritten(course_site.unwrap_plain_tokens, code, frozenset())) == code
+
+
+def test_only_tokens_drawn_in_the_blocks_colour_in_every_style_lose_their_span():
+    from pygments import highlight  # type: ignore[import-untyped]  # pygments ships no type information
+    from pygments.lexers import PythonLexer  # type: ignore[import-untyped]  # as above
+    from pygments.token import Keyword, Name, Punctuation
+
+    # Name: the text's colour in both styles; Punctuation: not in the second; Keyword: not in the first;
+    # Whitespace: bold as well
+    light = code_style(Name="#080808", Punctuation="#080808", Keyword="#6730C5", Whitespace="bold #080808")
+    dark = code_style(Name="#080808", Punctuation="#ABE338", Keyword="#080808", Whitespace="#080808")
+    plain = course_site.plain_token_types(light, dark)
+    assert {Name, Name.Other} <= plain and not {Punctuation, Keyword, Keyword.Constant} & plain
+    assert Punctuation in course_site.plain_token_types(light, light)
+    formatter = type("Formatter", (course_site.PlainTokenFormatter,), {"plain": plain})
+    code = highlight("def f(x):\n    return x[0]\n", PythonLexer(), formatter())
+    # Name.Function inherits Name's colour: plain too
+    assert '<span class="k">def</span> f<span class="p">(</span>x<span class="p">):</span>' in code
+    assert 'class="n"' not in code
+    assert 'class="n"' in highlight("x", PythonLexer(), course_site.PlainTokenFormatter())  # plain: none given
 
 
 def test_bundled_css_points_at_the_same_files_and_inlines_its_imports(tmp_path):
@@ -181,7 +180,7 @@ def test_bundled_css_points_at_the_same_files_and_inlines_its_imports(tmp_path):
         '@font-face{src:url(fonts/x.woff2) format("woff2"),url(data:font/woff2;base64,AA==)}'
         ".b{background:url(/abs.png)}"
     )
-    css = course_site.css_text(tmp_path, "_static/vendor/theme.css", "_static/bundle.css")
+    css = course_site.css_text(tmp_path, "_static/vendor/theme.css")
     assert "@import" not in css and ".base{background:url(vendor/img/dot.png)}" in css
     assert '"vendor/fonts/a.png"' in css and "url(vendor/fonts/x.woff2)" in css  # also inside @media
     assert "url(data:font/woff2;base64,AA==)" in css and "url(/abs.png)" in css  # left as they were
@@ -210,24 +209,33 @@ def test_a_bundle_keeps_the_rules_its_pages_and_their_scripts_use(tmp_path):
     # the theme sets the colour mode with `dataset.theme`: "data-theme" is in no file
     (static / "app.js").write_text('el.classList.add("added-by-script"); root.dataset.theme = mode;')
     (static / "other.js").write_text('el.classList.add("also-unused");')  # on the site, but no page loads it
-    page = tmp_path / "page.html"
-    page.write_text(
-        '<link rel="stylesheet" href="_static/a.css" />\n<link rel="stylesheet" href="_static/b.css" />\n'
-        '<script defer src="_static/app.js?v=1"></script><html lang="en"><p class="used">text</p></html>'
-    )
-    bundler = course_site.StyleBundler(tmp_path)
-    soup = BeautifulSoup(page.read_text(), "html.parser")
-    bundler.page(page, soup)
-    page.write_text(soup.decode(formatter=course_site.IN_ORDER))
-    before = set(static.glob("course-*.css"))
-    bundler.purge()
+    links = '<link rel="stylesheet" href="../_static/a.css" />\n<link rel="stylesheet" href="../_static/b.css" />\n'
+    page = tmp_path / "book" / "page.html"
+    page.parent.mkdir()
+    body = '<script defer src="../_static/app.js?v=1"></script><html lang="en"><p class="used">text</p></html>'
+    soups = {page: BeautifulSoup(links + body, "html.parser")}
+    course_site.bundle_styles(tmp_path, soups)
     (bundle,) = static.glob("course-*.css")
     css = bundle.read_text()
-    assert bundle not in before and f'href="_static/{bundle.name}"' in page.read_text()  # renamed after its content
+    assert [link["href"] for link in soups[page].find_all("link")] == [f"../_static/{bundle.name}"]
+    assert bundle.name == f"course-{hashlib.sha1(css.encode()).hexdigest()[:12]}.css"  # named after its content
     for kept in (".used{", "html[data-theme=dark] .used", ".added-by-script", ".bs-tooltip-top"):
         assert kept in css, (kept, css)
     for dropped in (".unused", ".also-unused"):
         assert dropped not in css, (dropped, css)
+
+
+def test_scripts_are_deferred_but_the_options_inline_scripts_read_at_once():
+    page = (
+        '<script src="_static/documentation_options.js?v=1"></script><script src="_static/doctools.js?v=2"></script>'
+        '<script async src="a.js"></script><script type="module" src="m.js"></script><script>let x = 1;</script>'
+    )
+    scripts = rewritten(course_site.defer_scripts, page).find_all("script")
+    assert [s.get("defer") for s in scripts] == [None, "defer", None, None, None]
+    assert (
+        scripts[1].decode(formatter=course_site.IN_ORDER)
+        == '<script defer="defer" src="_static/doctools.js?v=2"></script>'
+    )
 
 
 def test_npm_packages_are_pinned_in_the_lock_file():
