@@ -23,13 +23,13 @@ import subprocess
 import warnings
 from typing import Any
 
-import tinycss2  # type: ignore[import-untyped]  # tinycss2 ships no type information
+import tinycss2
 from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 from bs4.dammit import EntitySubstitution
 from bs4.formatter import HTMLFormatter
-from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # pygments ships no type information
-from pygments.token import STANDARD_TYPES, Text  # type: ignore[import-untyped]  # as above
-from tinycss2.serializer import serialize_string_value, serialize_url  # type: ignore[import-untyped]  # as above
+from pygments.formatters import HtmlFormatter
+from pygments.token import STANDARD_TYPES, Text
+from tinycss2.serializer import serialize_string_value, serialize_url
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FONTAWESOME = ROOT / "node_modules" / "@fortawesome" / "fontawesome-free" / "svgs"

@@ -1,6 +1,6 @@
-"""A cell's stream outputs joined exactly as printed (a Sphinx extension, and a function for
-tools/execute_notebooks.py): the kernel sends printed text in chunks split by timing, and MyST-NB's
-``nb_merge_streams`` strips each chunk and adds a newline, so a line could show broken in two."""
+"""A cell's stream outputs joined exactly as printed on the website (a Sphinx extension): the kernel sends
+printed text in chunks split by timing, and MyST-NB's ``nb_merge_streams`` strips each chunk and adds a
+newline, so a line could show broken in two (stored notebooks are merged by nbclient's coalesce_streams)."""
 
 from __future__ import annotations
 

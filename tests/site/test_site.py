@@ -137,8 +137,8 @@ def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):
 
 
 def test_code_has_no_span_the_code_style_draws_in_the_blocks_colour(html):
-    from pydata_sphinx_theme.pygments import get_pygments_stylesheet  # type: ignore[import-untyped]  # no types
-    from pygments.token import STANDARD_TYPES  # type: ignore[import-untyped]  # pygments ships no type information
+    from pydata_sphinx_theme.pygments import get_pygments_stylesheet
+    from pygments.token import STANDARD_TYPES
 
     import course_site
 

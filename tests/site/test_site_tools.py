@@ -144,8 +144,8 @@ def test_a_diagram_gets_its_natural_size(tmp_path):
 
 def code_style(**colours):
     """A Pygments style drawing text #080808 and the given token types (Name=..., ...) as given."""
-    from pygments.style import Style  # type: ignore[import-untyped]  # pygments ships no type information
-    from pygments.token import Text, Token  # type: ignore[import-untyped]  # as above
+    from pygments.style import Style
+    from pygments.token import Text, Token
 
     return type(
         "CodeStyle", (Style,), {"styles": {Text: "#080808"} | {getattr(Token, k): v for k, v in colours.items()}}
@@ -153,8 +153,8 @@ def code_style(**colours):
 
 
 def test_only_tokens_drawn_in_the_blocks_colour_in_every_style_lose_their_span():
-    from pygments import highlight  # type: ignore[import-untyped]  # pygments ships no type information
-    from pygments.lexers import PythonLexer  # type: ignore[import-untyped]  # as above
+    from pygments import highlight
+    from pygments.lexers import PythonLexer
     from pygments.token import Keyword, Name, Punctuation
 
     # Name: the text's colour in both styles; Punctuation: not in the second; Keyword: not in the first;
