@@ -213,11 +213,12 @@ class _InOrder(HTMLFormatter):
 
 
 IN_ORDER = _InOrder(entity_substitution=EntitySubstitution.substitute_xml)
-warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)  # an SVG file's root, read by html.parser
 
 
 def soup_of(text: str) -> BeautifulSoup:
-    return BeautifulSoup(text, "html.parser")
+    with warnings.catch_warnings():  # an SVG file (with its XML declaration) is read by html.parser too
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        return BeautifulSoup(text, "html.parser")
 
 
 def icon_svg(style: str, name: str, icons: pathlib.Path = FONTAWESOME) -> tuple[str, str]:
