@@ -129,6 +129,32 @@ def _visit_mermaid(self: Any, node: Any) -> None:
     raise nodes.SkipNode
 
 
+def _start_katex_server(cls: Any, rundir: pathlib.Path, timeout: float) -> tuple[Any, Any]:
+    """sphinxcontrib-katex 0.9.11's server start, made safe on a busy machine: it connected as soon as
+    the socket file existed, before node listened; here it retries, and a server that cannot start is
+    killed (an orphan server keeps the build's output pipes open)."""
+    import socket
+    import time
+
+    from sphinxcontrib.katex import KaTeXError
+
+    path = rundir / "katex.sock"
+    command = cls.build_command(socket=path)
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=rundir)
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        if path.is_socket():
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(str(path))
+                return process, sock
+            except ConnectionRefusedError:
+                sock.close()
+        time.sleep(0.01)
+    process.kill()
+    raise KaTeXError(f"the KaTeX server did not start within {timeout} s (exit code {process.poll()})")
+
+
 def _stop_katex_server(app: Any, exception: Exception | None) -> None:
     import atexit
 
@@ -144,9 +170,7 @@ def setup(app: Any) -> dict[str, Any]:
     import sphinxcontrib.katex as katex
     from sphinxcontrib.mermaid import mermaid
 
-    # sphinxcontrib-katex 0.9.11 connects to its unix socket as soon as the file exists, before node listens,
-    # which a busy machine refuses; its start on a TCP port (for Windows) retries until node listens
-    katex.KaTeXServer.start_server_process = katex.KaTeXServer.start_network_socket
+    katex.KaTeXServer.start_server_process = classmethod(_start_katex_server)
     katex.STARTUP_TIMEOUT = katex.RENDER_TIMEOUT = 60.0  # node on a busy machine (the defaults are 5 s)
     app.setup_extension("sphinxcontrib.mermaid")
     app.setup_extension("sphinxcontrib.katex")
