@@ -15,7 +15,7 @@ REQUIREMENTS := requirements.txt requirements-test.txt constraints.txt pyproject
 # the Python code that `make lint` checks
 LINTED := posenc_lib tools bench experiments tests
 
-.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-scratch test-nbval test-book test-site test-nbgrader test-fast test-portability test-retrain screenshots lint audit refresh-notebooks \
+.PHONY: help prerequisites prerequisites-python venv assets book test test-lint test-units test-explorables test-controls test-nbval test-book test-site test-nbgrader test-fast test-portability test-retrain screenshots lint audit refresh-notebooks \
 	experiments student bench constraints clean
 
 help:
@@ -27,12 +27,13 @@ help:
 	@echo "  its steps, each runnable alone, in order:"
 	@echo "  make test-lint   - ruff and mypy (make lint)"
 	@echo "  make test-units  - every test that needs no notebook kernel, website, nbgrader or npm"
-	@echo "  make test-scratch - the checks that build a one-chapter scratch book of their own (build failures, explorables)"
+	@echo "  make test-explorables - every explorable against posenc_lib: in a scratch book of its own at every setting, on the website"
 	@echo "  make test-nbval  - every chapter under nbval; keeps the runs in test-artifacts/executed"
 	@echo "  make test-book   - the strict website build, from nbval's runs where there are any"
 	@echo "  make test-nbgrader - generate_assignment and autograde on every chapter"
 	@echo "  make test-site   - the website's checks (builds it first if no test-book build is there)"
 	@echo "make test-fast - the library's unit tests only (no kernel, build, browser, npm or nbgrader): under a minute"
+	@echo "make test-controls - the builds that must fail (a failing notebook, diagram or formula; CI runs it after make test)"
 	@echo "make test-portability - nbval on every chapter on the other numeric code paths a CPU can take (CI runs it too)"
 	@echo "make screenshots - build the website and write a screenshot of every page at 1366 and 390 px to test-artifacts/screenshots"
 	@echo "make lint      - ruff (lint and format check) and mypy over $(LINTED)"
@@ -100,14 +101,15 @@ lint: $(STAMP)
 
 # `make test` is six steps, each a target of its own that can be run, timed and debugged alone: lint, unit
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
-# round trip, plus the checks that build scratch books of their own. Within `make test` (the rules under
+# round trip, plus the explorables checked against the library. Within `make test` (the rules under
 # `ifdef IN_MAKE_TEST`) make runs two at a time, as two chains of steps that each wait for the one before:
-#   nbval -> book -> site                              (the website's path: ~100 + 80 + 250 s)
-#   npm ci -> lint -> units -> scratch -> nbgrader     (~25 + 50 + 100 + 110 + 130 s; nbgrader reads nbval's runs)
+#   nbval -> book -> site                                 (the website's path: ~85 + 55 + 275 s here)
+#   npm ci -> lint -> units -> explorables -> nbgrader    (~45 + 45 + 85 + 150 + 135 s; explorables reads the
+#                                                          website, nbgrader nbval's runs)
 # so at any moment exactly two steps can run and neither slot waits while the other chain has work (left
 # to choose, make started the scratch checks in the slot nbval freed and the website waited two minutes).
 # Each step prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
-TEST_STEPS := test-nbval test-book test-site assets test-lint test-units test-scratch test-nbgrader
+TEST_STEPS := test-nbval test-book test-site assets test-lint test-units test-explorables test-nbgrader
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target IN_MAKE_TEST=1 $(TEST_STEPS)
 	@echo "make test: every step passed"
@@ -121,8 +123,8 @@ test-book: test-nbval
 test-site: test-book
 test-lint: assets
 test-units: test-lint
-test-scratch: test-units
-test-nbgrader: test-nbval test-scratch
+test-explorables: test-units test-book
+test-nbgrader: test-nbval test-explorables
 endif
 
 # $(call step,command): run one step's command, then print its name, its time and whether it failed
@@ -144,11 +146,16 @@ test-lint: $(STAMP)
 test-units: $(STAMP)
 	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "$(UNIT_TESTS)" tests)
 
-# the checks that build a small book of their own (tests/_helpers.py's scratch_book): a notebook, a diagram or a
-# formula that fails fails the build; every explorable against posenc_lib. They read no course build, so they
-# run beside nbval, off the path nbval -> test-book -> test-site
-test-scratch: $(STAMP) assets
-	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "scratch and not book" $(SITE_TESTS))
+# every explorable against posenc_lib: a scratch book of its own (tests/_helpers.py's scratch_book) with every
+# kind at every setting, then the explorables of the course's website (built by test-book, or here if none is)
+test-explorables: $(STAMP) assets
+	$(call step,$(BIN)/python -m pytest -q --durations=5 tests/site/test_explorables.py)
+
+# the checks of the build's own checks, run by CI after make test: a scratch book whose notebook raises, whose
+# diagram or formula cannot be drawn, must fail to build (the scratch book of test-explorables is the control
+# that builds). About 35 s of CPU, out of make test for its 8-minute budget
+test-controls: $(STAMP) assets
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m scratch tests/book)
 
 # every chapter under nbval; tests/nbval_record.py keeps each run for the website and nbgrader
 # (test-artifacts/executed) and runs each chapter's nbgrader test cells after their answers
@@ -159,9 +166,9 @@ test-nbval: $(STAMP)
 test-book: $(STAMP) assets
 	$(call step,$(BIN)/python tools/book_build.py)
 
-# the website's checks: build, pages, browser (Playwright + Chromium), page budgets, explorables, Lighthouse
+# the website's checks: build, pages, browser (Playwright + Chromium), page budgets, Lighthouse (explorables: test-explorables)
 test-site: $(STAMP) assets
-	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" $(SITE_TESTS))
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" --ignore=tests/site/test_explorables.py $(SITE_TESTS))
 
 # generate_assignment and autograde on every chapter; the solutions graded are nbval's runs
 test-nbgrader: $(STAMP)

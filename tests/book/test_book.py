@@ -48,7 +48,7 @@ def test_the_build_executes_only_the_notebooks_nbval_did_not_run(built_site):
 @pytest.mark.scratch
 def test_a_failing_notebook_fails_the_build(tmp_path):
     # the control, the same scratch set-up with notebooks that work building without a warning, is
-    # tests/site/test_explorables.py's ``scratch_site`` (one build fewer in make test-scratch)
+    # tests/site/test_explorables.py's ``scratch_site`` (CI runs these two in make test-controls)
     result = build(scratch_book(tmp_path, "broken", "1 / 0"), tmp_path / "out")
     assert result.returncode != 0
     assert "ZeroDivisionError" in result.stdout + result.stderr

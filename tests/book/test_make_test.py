@@ -11,16 +11,17 @@ import pytest
 
 from book_files import ROOT
 
-STEPS = ("test-lint", "test-units", "test-scratch", "test-nbval", "test-book", "test-site", "test-nbgrader")
+STEPS = ("test-lint", "test-units", "test-explorables", "test-nbval", "test-book", "test-site", "test-nbgrader")
 # what each step runs (its command in `make -n`)
 COMMAND = {
     "test-lint": "ruff check",
     "test-units": '-m "not (book or nbgrader or npm or scratch or retrain)" tests',
-    "test-scratch": '-m "scratch and not book" tests/book tests/site',
+    "test-explorables": "pytest -q --durations=5 tests/site/test_explorables.py",
     "test-nbval": "pytest -q --nbval --nbval-current-env -p nbval_record book",
     "test-book": "tools/book_build.py",
-    "test-site": '-m "book or npm" tests/book tests/site',
+    "test-site": '-m "book or npm" --ignore=tests/site/test_explorables.py tests/book tests/site',
     "test-nbgrader": "pytest -q -m nbgrader tests/grading",
+    "test-controls": "-m scratch tests/book",
 }
 
 
@@ -52,13 +53,25 @@ def test_make_test_runs_every_step_once():
     assert sorted(dry_run("test")) == sorted(STEPS)
 
 
+def test_the_builds_that_must_fail_run_in_ci_after_make_test():
+    assert dry_run("test-controls") == ["test-controls"]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert ci.index("make test-controls") > ci.index("make test")
+
+
 def test_within_make_test_the_steps_run_as_two_chains():
     """Each step waits for the one before it in its chain, so two steps can run at any moment and the website's
     path (nbval, its build, its checks) never waits for a slot; nbgrader also waits for the nbval runs it grades."""
     assert dry_run("IN_MAKE_TEST=1", "test-site") == ["test-nbval", "test-book", "test-site"]
-    other_chain = ["test-lint", "test-units", "test-scratch", "test-nbgrader"]
-    assert dry_run("IN_MAKE_TEST=1", "test-nbgrader") == ["test-nbval", *other_chain]
-    assert dry_run("IN_MAKE_TEST=1", "test-scratch") == other_chain[:3]
+    # the explorables step reads the website too: it waits for test-book as well as the unit tests
+    assert dry_run("IN_MAKE_TEST=1", "test-explorables") == [
+        "test-lint",
+        "test-units",
+        "test-nbval",
+        "test-book",
+        "test-explorables",
+    ]
+    assert dry_run("IN_MAKE_TEST=1", "test-nbgrader")[-2:] == ["test-explorables", "test-nbgrader"]
 
 
 def step_environment(*arguments: str) -> str:
@@ -90,7 +103,7 @@ def test_conftest_holds_fixtures_only():
 
 # the steps that select tests by marker, and the folders they collect from
 MARKED_STEPS = {
-    "scratch": "tests/book tests/site",
+    "scratch": "tests/book tests/site",  # test-controls (tests/book), test-explorables (tests/site)
     "book": "tests/book tests/site",
     "npm": "tests/book tests/site",
     "nbgrader": "tests/grading",

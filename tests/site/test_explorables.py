@@ -41,7 +41,7 @@ from conftest import ROOT, build
 from posenc_lib import explore
 from posenc_lib.explore.reference import reference
 
-# a scratch book of its own (make test-scratch); the last test reads the course's website (make test-site)
+# a scratch book of its own; the last test reads the course's website (make test-explorables runs them all)
 pytestmark = pytest.mark.scratch
 
 ARTIFACTS = ROOT / "test-artifacts"
