@@ -6,8 +6,6 @@ Times are the guide's rules of thumb: 150 words of prose and 10 lines of code a 
 minutes per coding and 10 per written exercise unless its cell's metadata says ``{"exercise": {"minutes": N}}``.
 """
 
-from __future__ import annotations
-
 import argparse
 import itertools
 import math
