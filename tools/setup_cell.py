@@ -52,7 +52,7 @@ def stamp(notebook: nbformat.NotebookNode, source: str) -> str:
     index = first_code_cell(notebook)
     if index is None or not notebook.cells[index].source.startswith(MARKER):
         index = len(notebook.cells) if index is None else index
-        notebook.cells.insert(index, nbformat.v4.new_code_cell(source))
+        notebook.cells.insert(index, nbformat.v4.new_code_cell())  # filled in below, as an older cell is
     cell = notebook.cells[index]
     if cell.source == source and has_site_metadata(cell):
         return ""

@@ -65,7 +65,7 @@ def scratch_notebook(*sources: str) -> nbformat.NotebookNode:
 
 def test_stamp_inserts_the_cell_before_the_first_code_cell():
     notebook = scratch_notebook("import torch", "print(1)")
-    assert setup_cell.stamp(notebook, setup_cell.cell_source())
+    assert setup_cell.stamp(notebook, setup_cell.cell_source()) == "stamped (re-execute it)"
     assert [c.cell_type for c in notebook.cells] == ["markdown", "code", "code", "code"]
     assert notebook.cells[1].source == setup_cell.cell_source()
     assert notebook.cells[2].source == "import torch"
