@@ -84,7 +84,7 @@ def render(chapter_list: list[cm.Chapter]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", action="store_true", help="list breaches of the exercise conventions")
-    chapter_list, args = chapters(), parser.parse_args(argv)
+    args, chapter_list = parser.parse_args(argv), chapters()
     if args.problems:
         print("\n".join(problem for chapter in chapter_list for problem in chapter.problems) or "no problems")
     else:
