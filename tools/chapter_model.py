@@ -60,7 +60,6 @@ class Exercise:
     checkers: list[str] = field(default_factory=list)  # one autograded test cell each
     code_answers: int = 0  # code answers with a scaffold (nbgrader markers)
     manual: int = 0  # answers graded by hand: written ones, and code without a checker
-    started: bool = False  # it has a solution-start
 
     @property
     def kind(self) -> str:
@@ -188,17 +187,14 @@ class _Reader:
     def exercise(self, index: int, cell: nbformat.NotebookNode, d: Directive) -> str:
         """Record an exercise; returns the heading and text the student edition shows in its place."""
         minutes = cell.metadata.get("exercise", {}).get("minutes")
+        minutes = minutes if isinstance(minutes, int) else None
         number = (f"{self.chapter.number}." if self.chapter.number else "") + str(len(self.chapter.exercises) + 1)
         label = d.options.get("label", "")
         if label in self.exercises:
             self.problem(f"exercise label {label!r} is used twice")
-        if not label:
-            self.problem(f"exercise {number} has no :label:")
-        elif not LABEL.match(label):
-            self.problem(f"exercise {number}: label {label!r} is not of the form ex-<chapter>-<name>")
-        self.exercises[label] = Exercise(
-            label, d.argument, number, index, minutes if isinstance(minutes, int) else None
-        )
+        if not LABEL.match(label):  # also a missing one
+            self.problem(f"exercise {number}: its :label: {label!r} is not of the form ex-<chapter>-<name>")
+        self.exercises[label] = Exercise(label, d.argument, number, index, minutes)
         self.chapter.exercises.append(self.exercises[label])
         heading = f"#### Exercise {number}" + (f": {d.argument}" if d.argument else "")
         return f"{heading}\n\n{d.body}" if d.body.strip() else heading
@@ -212,8 +208,6 @@ class _Reader:
             self.problem(f"exercise {target.number}: its solution is not folded (add ':class: dropdown')")
         elif index not in (target.cell, target.cell + 1):
             self.problem(f"exercise {target.number}: its solution must follow it immediately")
-        if target:
-            target.started = True
         self.open = d.argument
 
     def code(self, index: int, cell: nbformat.NotebookNode) -> None:
@@ -247,10 +241,8 @@ class _Reader:
         if self.open is not None:
             self.problem(f"the solution of {self.open!r} is never closed with solution-end")
         for e in exercises:
-            if not e.started:
-                self.problem(f"exercise {e.number} ({e.title}): no solution-start for {e.label!r}")
-            elif e.code_answers + e.manual == 0:
-                self.problem(f"exercise {e.number}: its solution hides nothing (no cell in solution-start .. end)")
+            if e.code_answers + e.manual == 0:  # no solution-start, or nothing before its solution-end
+                self.problem(f"exercise {e.number}: no solution (no cell between solution-start {e.label} and -end)")
         if self.chapter.number is not None and len(exercises) < 2:  # an unnumbered appendix needs no exercise
             self.problem(f"{len(exercises)} exercise(s), at least 2 expected")
         if self.chapter.number is not None and not any(e.checkers for e in exercises):

@@ -6,8 +6,6 @@ Times are the guide's rules of thumb: 150 words of prose and 10 lines of code a 
 minutes per coding and 10 per written exercise unless its cell's metadata says ``{"exercise": {"minutes": N}}``.
 """
 
-from __future__ import annotations
-
 import argparse
 import itertools
 import math
@@ -40,14 +38,11 @@ def summary(chapter: cm.Chapter) -> dict:
     opening = itertools.takewhile(lambda c: c.cell_type == "markdown", chapter.source.cells)
     blocks = SyntaxTreeNode(cm.MARKDOWN.parse("\n\n".join(c.source for c in opening))).children
     titles = [text(b) for b in blocks if b.type == "heading" and b.tag == "h1"]
-    objectives: list[str] = []
-    prerequisites = ""
+    objectives: list[str] = []  # the first list after a paragraph naming them
     for block, after in zip(blocks, blocks[1:]):
         if not objectives and re.search("learning objectives", text(block), re.I) and after.type == "bullet_list":
             objectives = [text(item.children[0]) for item in after.children]
-    for block in blocks:
-        if not prerequisites and re.match(r"\**prerequisites", text(block), re.I):
-            prerequisites = re.sub(r"^\**prerequisites\.?\**:?\.?\**\s*", "", text(block), flags=re.I)
+    prerequisites = next((text(b) for b in blocks if re.match(r"\**prerequisites", text(b), re.I)), "")
     student = cm.student_notebook(chapter).cells
     words = sum(len(re.findall(r"[A-Za-z][\w'-]*", c.source)) for c in student if c.cell_type == "markdown")
     lines = [line.strip() for c in student if c.cell_type == "code" for line in c.source.split("\n")]
@@ -56,7 +51,7 @@ def summary(chapter: cm.Chapter) -> dict:
     return {
         "title": titles[0] if titles else chapter.path.stem,
         "objectives": objectives,
-        "prerequisites": prerequisites,
+        "prerequisites": re.sub(r"^\**prerequisites\.?\**:?\.?\**\s*", "", prerequisites, flags=re.I),
         "stem": chapter.path.stem,
         "number": number,
         "label": f"{number}. " if number else "",
@@ -89,14 +84,12 @@ def render(chapter_list: list[cm.Chapter]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", action="store_true", help="list breaches of the exercise conventions")
-    args = parser.parse_args(argv)
-    chapter_list = chapters()
+    args, chapter_list = parser.parse_args(argv), chapters()
     if args.problems:
-        for problem in (problem for chapter in chapter_list for problem in chapter.problems):
-            print(problem)
-        return 0
-    TABLES.write_text(render(chapter_list), encoding="utf-8")
-    print(f"wrote {TABLES}")
+        print("\n".join(problem for chapter in chapter_list for problem in chapter.problems) or "no problems")
+    else:
+        TABLES.write_text(render(chapter_list), encoding="utf-8")
+        print(f"wrote {TABLES}")
     return 0
 
 

@@ -14,13 +14,12 @@ WRITERS = {"moodle": (".xml", questions.to_moodle_xml), "gift": (".gift", questi
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapter", nargs="?", choices=questions.chapters(), help="a chapter with questions")
-    parser.add_argument("--all", action="store_true", help="every chapter with questions (-o is then a folder)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("chapter", nargs="?", choices=questions.chapters(), help="a chapter with questions")
+    which.add_argument("--all", action="store_true", help="every chapter with questions (-o is then a folder)")
     parser.add_argument("--format", choices=sorted(WRITERS), default="moodle")
     parser.add_argument("-o", "--out", type=pathlib.Path, help="the file (the folder with --all) to write")
     args = parser.parse_args(argv)
-    if bool(args.all) == bool(args.chapter):
-        parser.error("give one chapter or --all")
     suffix, write = WRITERS[args.format]
     for chapter in questions.chapters() if args.all else [args.chapter]:
         name, bank = chapter + suffix, questions.bank(chapter)

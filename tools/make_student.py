@@ -6,8 +6,6 @@ The edition holds each chapter's student notebook (tools/chapter_model.py) with 
 pyproject.toml and a README (student_readme.md.j2); the course, DIR/source/<chapter>/ with the nbgrader source notebook.
 """
 
-from __future__ import annotations
-
 import argparse
 import ast
 import importlib.metadata
@@ -93,11 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         chapters = make_student_edition(ROOT, ROOT / "student", zip_path=ROOT / "student.zip", nbgrader=args.nbgrader)
     except NotebookError as error:
         sys.exit(f"make_student: {error}")
-    for chapter in chapters:
-        print(f"{chapter.path.name}: {len(chapter.exercises)} exercise(s)")
-        for problem in chapter.problems:
-            print(f"  warning: {problem}")
-    print("wrote student/, student.zip" + (f" and {args.nbgrader}" if args.nbgrader else ""))
+    for problem in (problem for chapter in chapters for problem in chapter.problems):
+        print(f"warning: {problem}")
+    exercises = f"{sum(len(c.exercises) for c in chapters)} exercises in {len(chapters)} chapters"
+    print(f"wrote student/, student.zip{f' and {args.nbgrader}' if args.nbgrader else ''}: {exercises}")
     return 0
 
 

@@ -47,24 +47,20 @@ def has_site_metadata(cell: nbformat.NotebookNode) -> bool:
     return all(cell.metadata.get(key) == value for key, value in METADATA.items())
 
 
-def is_current(notebook: nbformat.NotebookNode, source: str) -> bool:
-    index = first_code_cell(notebook)
-    return index is not None and notebook.cells[index].source == source and has_site_metadata(notebook.cells[index])
-
-
-def stamp(notebook: nbformat.NotebookNode, source: str) -> bool:
-    """Make the first code cell the set-up cell ``source``, updating an older one; returns whether it changed."""
-    if is_current(notebook, source):
-        return False
+def stamp(notebook: nbformat.NotebookNode, source: str) -> str:
+    """Make the first code cell the set-up cell ``source``, updating an older one; returns what changed ("": nothing)."""
     index = first_code_cell(notebook)
     if index is None or not notebook.cells[index].source.startswith(MARKER):
         index = len(notebook.cells) if index is None else index
-        notebook.cells.insert(index, nbformat.v4.new_code_cell(source))
+        notebook.cells.insert(index, nbformat.v4.new_code_cell())  # filled in below, as an older cell is
     cell = notebook.cells[index]
+    if cell.source == source and has_site_metadata(cell):
+        return ""
+    changed = "metadata stamped (outputs kept)" if cell.source == source else "stamped (re-execute it)"
     if cell.source != source:  # the outputs of an older cell go; a change of metadata alone keeps them
         cell.source, cell.outputs, cell.execution_count = source, [], None
     cell.metadata.update(copy.deepcopy(METADATA))
-    return True
+    return changed
 
 
 def main(argv: list[str]) -> int:
@@ -73,19 +69,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--config", type=pathlib.Path, default=ROOT / "_config.yml")
     parser.add_argument("paths", nargs="*", default=[ROOT / "book"])
     args = parser.parse_args(argv)
-    source = cell_source(args.config)
-    stale = [path for path in notebooks_under(args.paths) if not is_current(nbformat.read(path, as_version=4), source)]
-    for path in stale:
-        if args.check:
-            print(f"{path}: not current")
-            continue
+    source, stale = cell_source(args.config), False
+    for path in notebooks_under(args.paths):
         notebook = nbformat.read(path, as_version=4)
-        sources = [cell.source for cell in notebook.cells]
-        stamp(notebook, source)
-        nbformat.write(notebook, path)
-        same = [cell.source for cell in notebook.cells] == sources
-        print(f"{path}: " + ("metadata stamped (outputs kept)" if same else "stamped (re-execute it)"))
-    return int(args.check and bool(stale))
+        if changed := stamp(notebook, source):  # with --check, only read: the stamped copy is not written
+            stale = True
+            print(f"{path}: " + ("not current" if args.check else changed))
+            if not args.check:
+                nbformat.write(notebook, path)
+    return int(args.check and stale)
 
 
 if __name__ == "__main__":

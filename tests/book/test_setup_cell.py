@@ -65,7 +65,7 @@ def scratch_notebook(*sources: str) -> nbformat.NotebookNode:
 
 def test_stamp_inserts_the_cell_before_the_first_code_cell():
     notebook = scratch_notebook("import torch", "print(1)")
-    assert setup_cell.stamp(notebook, setup_cell.cell_source())
+    assert setup_cell.stamp(notebook, setup_cell.cell_source()) == "stamped (re-execute it)"
     assert [c.cell_type for c in notebook.cells] == ["markdown", "code", "code", "code"]
     assert notebook.cells[1].source == setup_cell.cell_source()
     assert notebook.cells[2].source == "import torch"
@@ -91,9 +91,8 @@ def test_stamping_metadata_keeps_the_outputs_of_an_executed_cell():
     notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="kept\n")]
     notebook.cells[1].execution_count = 1
     notebook.cells[1].metadata["tags"] = ["keep-me"]
-    assert not setup_cell.is_current(notebook, setup_cell.cell_source())
-    assert setup_cell.stamp(notebook, setup_cell.cell_source())
-    assert setup_cell.is_current(notebook, setup_cell.cell_source())
+    assert setup_cell.stamp(notebook, setup_cell.cell_source()) == "metadata stamped (outputs kept)"
+    assert setup_cell.stamp(notebook, setup_cell.cell_source()) == ""  # now current
     assert notebook.cells[1].outputs[0]["text"] == "kept\n" and notebook.cells[1].execution_count == 1
     assert notebook.cells[1].metadata["tags"] == ["remove-input"]
 
@@ -111,7 +110,7 @@ def test_stamp_replaces_an_older_setup_cell_and_its_outputs():
     notebook = scratch_notebook(old, "import torch")
     notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="installed\n")]
     notebook.cells[1].execution_count = 1
-    assert setup_cell.stamp(notebook, setup_cell.cell_source())
+    assert setup_cell.stamp(notebook, setup_cell.cell_source()) == "stamped (re-execute it)"
     assert len(notebook.cells) == 3  # replaced, not added
     assert notebook.cells[1].source == setup_cell.cell_source()
     assert notebook.cells[1].outputs == [] and notebook.cells[1].execution_count is None
@@ -127,7 +126,9 @@ def test_a_fork_changes_one_line_and_reruns_the_tool(tmp_path):
 
     check = subprocess.run([*tool, "--check", str(path)], capture_output=True, text=True)
     assert check.returncode == 1 and "nb.ipynb: not current" in check.stdout
-    subprocess.run([*tool, str(path)], check=True, capture_output=True)
+    assert nbformat.read(path, as_version=4).cells[1].source == setup_cell.cell_source()  # --check writes nothing
+    stamped = subprocess.run([*tool, str(path)], check=True, capture_output=True, text=True)
+    assert "nb.ipynb: stamped (re-execute it)" in stamped.stdout
     assert subprocess.run([*tool, "--check", str(path)], capture_output=True).returncode == 0
     cell = nbformat.read(path, as_version=4).cells[1].source
     assert '"posenc_lib @ git+https://github.com/a-reader/my-fork"' in cell

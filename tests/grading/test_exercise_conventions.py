@@ -73,17 +73,17 @@ def replace_in(index: int, old: str, new: str):
 @pytest.mark.parametrize(
     "change, expected",
     [
-        (replace_in(3, ":label: ex-fixture-square\n", ""), "no :label:"),
+        (replace_in(3, ":label: ex-fixture-square\n", ""), "its :label: '' is not of the form"),
         (replace_in(3, "ex-fixture-square", "Square"), "not of the form"),
         (replace_in(4, ":class: dropdown\n", ""), "not folded"),
-        (replace_in(12, "{solution-start} ex-fixture-explain", "{solution-start} ex-fixture-typo"), "no solution"),
+        (replace_in(12, "{solution-start} ex-fixture-explain", "{solution-start} ex-fixture-typo"), "1.3: no solution"),
         (
             lambda cells: cells.insert(4, nbformat.v4.new_markdown_cell("Some text in between.")),
             "follow it immediately",
         ),
         (replace_in(5, "    ### END SOLUTION\n", ""), "BEGIN SOLUTION marker(s) without a partner"),
         (replace_in(5, "    ### BEGIN SOLUTION\n", ""), "END SOLUTION marker(s) without a partner"),
-        (lambda cells: cells.__delitem__(9), "hides nothing"),  # an empty solution-start .. solution-end
+        (lambda cells: cells.__delitem__(9), "exercise 1.2: no solution"),  # an empty solution-start .. solution-end
         (
             lambda cells: cells.insert(3, nbformat.v4.new_code_cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION")),
             "outside solution-start",

@@ -243,8 +243,9 @@ def test_the_export_tool_writes_a_chapter_and_every_chapter(tmp_path, capsys):
     assert export_questions.main(["--all", "-o", str(tmp_path / "all")]) == 0
     assert sorted(p.name for p in (tmp_path / "all").iterdir()) == [f"{c}.xml" for c in CHAPTERS]
     assert "5 questions" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        export_questions.main(["nope"])
+    for wrong in (["nope"], [], ["alibi", "--all"]):  # an unknown chapter; neither a chapter nor --all; both
+        with pytest.raises(SystemExit):
+            export_questions.main(wrong)
 
 
 # ------------------------------------------------------------------ the student edition and nbgrader
