@@ -32,6 +32,7 @@ import os
 import pathlib
 import random
 import re
+import socket
 
 import numpy as np
 import PIL.Image
@@ -450,6 +451,23 @@ def test_the_layout_checks_pass_on_a_complying_page_and_fail_on_each_fault(site,
             problems, _ = site_check.inspect_page(context, base + "book/intro.html", phone=width < 1000)
             context.close()
         assert {p.kind for p in problems} == {kind}, (kind, width, problems)
+
+
+def test_a_request_to_another_host_is_reported_and_does_not_leave_the_machine(site, tmp_path, browser):
+    # the site's logo from this server under the machine's own name, which resolves (/etc/hosts): only the
+    # browser's rule (site_check.OFFLINE: no host name resolves but the loopback's) keeps it from loading
+    intro = (site / "book" / "intro.html").read_text()
+    root = site_with_page(site, tmp_path / "outside", "book/intro.html", intro)
+    with site_check.serve(root) as base:
+        outside = base.replace("127.0.0.1", socket.gethostname()) + "_static/logo.svg"
+        image = f'<img src="{outside}" alt="The course logo, from another host.">'
+        article = '<article class="bd-article">'
+        (root / "book" / "intro.html").write_text(intro.replace(article, article + image, 1))
+        context = site_check.new_context(browser)
+        problems, _ = site_check.inspect_page(context, base + "book/intro.html", phone=False)
+        context.close()
+    assert f"request to a non-local host: {outside}" in problems, problems
+    assert any("ERR_NAME_NOT_RESOLVED" in problem for problem in problems), problems
 
 
 def test_the_lesson_measure_counts_a_long_printed_output_and_not_a_folded_one(site, tmp_path, browser):
