@@ -85,16 +85,13 @@ class StaticHandler(http.server.SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def serve(directory: pathlib.Path) -> Iterator[str]:
     """Serve `directory` on 127.0.0.1 (a free port) for the block; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(StaticHandler, directory=str(directory))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    handler = functools.partial(StaticHandler, directory=str(directory))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/"
+        finally:
+            server.shutdown()
 
 
 @contextlib.contextmanager
@@ -109,11 +106,8 @@ def browser() -> Iterator[object]:
 
 def new_context(instance, *, phone: bool = False, color_scheme: str = "light"):
     """A laptop window, or a phone's: narrow, touch, two device pixels per CSS pixel."""
-    if phone:
-        return instance.new_context(
-            viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True, color_scheme=color_scheme
-        )
-    return instance.new_context(viewport=DESKTOP, color_scheme=color_scheme)
+    phone_device = {"viewport": PHONE, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
+    return instance.new_context(color_scheme=color_scheme, **(phone_device if phone else {"viewport": DESKTOP}))
 
 
 def html_pages(html: pathlib.Path) -> list[str]:
