@@ -1,4 +1,4 @@
-"""Lighthouse (package.json's, in Debian's Chromium) on the built website, served gzip-compressed from loopback.
+"""Lighthouse (package.json's, in Debian's Chromium) on the built website, served by site_check (gzip, loopback).
 
     python tools/lighthouse_audit.py [_build/html] [--pages book/intro.html ...] [--retries N] [--json FILE]
 
@@ -11,8 +11,7 @@ fails; a page that misses it is measured `--retries` more times and shown as the
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -33,31 +32,11 @@ METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking
 BUDGET_AUDITS = ("dom-size", "unused-css-rules", "uses-responsive-images", "network-requests")
 
 
-class GzipHandler(site_check.QuietHandler):
-    """Static files over HTTP/1.1, text gzip-compressed when the browser accepts it, as a static host sends them."""
-
-    protocol_version = "HTTP/1.1"
-    compressible = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
-
-    def send_head(self):
-        path, accepts = self.translate_path(self.path), "gzip" in self.headers.get("Accept-Encoding", "")
-        if not (accepts and os.path.isfile(path) and self.guess_type(path).startswith(self.compressible)):
-            return super().send_head()
-        data = gzip.compress(pathlib.Path(path).read_bytes(), compresslevel=6)
-        self.send_response(200)
-        self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Vary", "Accept-Encoding")
-        self.end_headers()
-        return io.BytesIO(data)
-
-
 def run_lighthouse(url: str, preset: str, audits: tuple[str, ...] = (), categories=CATEGORIES) -> dict[str, Any]:
     """One Lighthouse run of the audits of `categories` and of `audits`; its JSON report."""
     if not LIGHTHOUSE.exists():
         raise RuntimeError(f"{LIGHTHOUSE} is missing: run `python tools/offline_site.py install` (npm ci)")
-    flags = "--headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+    flags = " ".join(["--headless=new", *site_check.CHROMIUM_FLAGS, f'--host-resolver-rules="{site_check.OFFLINE}"'])
     command = ["node", str(LIGHTHOUSE), url, "--output=json", "--quiet", f"--chrome-flags={flags}"]
     command += ["--disable-full-page-screenshot"] + (["--preset=desktop"] if preset == "desktop" else [])
     command += [f"--only-categories={','.join(categories)}"] if categories else []
@@ -97,19 +76,23 @@ def below(scores: dict[str, float | None]) -> list[str]:
 
 def audit(html: pathlib.Path, jobs: list[tuple[str, str]], *, retries: int = 2, timing: bool = True) -> list[dict]:
     """A row per (page, preset) of `jobs`; with ``timing=False`` no performance, only `BUDGET_AUDITS` besides."""
-    rows = []
     options: dict[str, Any] = {} if timing else {"categories": CATEGORIES[1:], "audits": BUDGET_AUDITS}
-    with site_check.serve(html, GzipHandler) as base:
-        for page, preset in jobs:
-            runs = [summary(run_lighthouse(base + page, preset, **options))]
-            if timing and (runs[0]["scores"]["performance"] or 0) < TARGETS[preset]:
-                runs += [summary(run_lighthouse(base + page, preset)) for _ in range(retries)]
-            performance = [run["scores"]["performance"] for run in runs]
-            row = runs[0] | {"page": page, "preset": preset, "performance_runs": performance}
-            row["scores"]["performance"] = statistics.median(performance) if timing else None
-            rows.append(row | {"problems": below(row["scores"])})
-            print(format_row(rows[-1]), flush=True)
-    return rows
+
+    def row(job: tuple[str, str]) -> dict:
+        page, preset = job
+        runs = [summary(run_lighthouse(base + page, preset, **options))]
+        if timing and (runs[0]["scores"]["performance"] or 0) < TARGETS[preset]:
+            runs += [summary(run_lighthouse(base + page, preset)) for _ in range(retries)]
+        performance = [run["scores"]["performance"] for run in runs]
+        row = runs[0] | {"page": page, "preset": preset, "performance_runs": performance}
+        row["scores"]["performance"] = statistics.median(performance) if timing else None
+        row["problems"] = below(row["scores"])
+        print(format_row(row), flush=True)
+        return row
+
+    # runs without the timing side by side (two cores); a timing is taken alone, with the machine to itself
+    with site_check.serve(html) as base, concurrent.futures.ThreadPoolExecutor(1 if timing else 2) as pool:
+        return list(pool.map(row, jobs))
 
 
 HEADER = f"{'page':40} {'preset':8} {'perf':>5} {'a11y':>5} {'b.p.':>5} {'seo':>5} {'KiB':>5}  FCP / LCP / TBT / CLS"
