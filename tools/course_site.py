@@ -6,8 +6,9 @@ bar is plain text (and stands for an exercise that is all title), figures load l
 meta description, scripts only on pages that use them, code without the spans of tokens drawn in the
 block's colour. After the build (pages parsed with BeautifulSoup): Font Awesome icons as inline SVG, one
 purged style sheet per page, a subset icon font, figures with their size, table cells with their
-column's heading, references as list items, every script deferred. Why: Lighthouse's phone emulation
-scored chapters 0.28-0.36 before these steps (issue 15); each was measured to move it.
+column's heading, references as list items. (book/_templates/layout.html defers the scripts.) Why:
+Lighthouse's phone emulation scored chapters 0.28-0.36 before these steps (issue 15); each was measured
+to move it.
 """
 
 from __future__ import annotations
@@ -443,14 +444,6 @@ def fix_aria(soup: BeautifulSoup) -> None:
         entry["role"] = "listitem"
 
 
-def defer_scripts(soup: BeautifulSoup) -> None:
-    """Every script file deferred, so none blocks the first paint; but documentation_options.js, which
-    inline scripts read at once."""
-    for script in soup.select("script[src]:not([async], [defer], [type])"):
-        if "documentation_options" not in script["src"]:
-            script.attrs = {"defer": "defer", **script.attrs}  # in Sphinx's order of attributes
-
-
 def _on_build_finished(app: Any, exception: Exception | None) -> None:
     from sphinx.util import logging
 
@@ -466,8 +459,6 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
         fix_aria(soup)
         labelled_tables(soup)
         sized_images(soup, page.parent)
-        if page != outdir / "search.html":  # its search tools need doctools.js at once
-            defer_scripts(soup)
         for error in soup.select(".katex-error"):  # KaTeX shows a formula it cannot typeset in red, and goes on
             logger.warning(f"KaTeX cannot typeset {error.get_text()!r}: {error.get('title')}", location=str(page))
     bundle_styles(outdir, soups)

@@ -223,19 +223,6 @@ def test_a_bundle_keeps_the_rules_its_pages_and_their_scripts_use(tmp_path):
         assert dropped not in css, (dropped, css)
 
 
-def test_scripts_are_deferred_but_the_options_inline_scripts_read_at_once():
-    page = (
-        '<script src="_static/documentation_options.js?v=1"></script><script src="_static/doctools.js?v=2"></script>'
-        '<script async src="a.js"></script><script type="module" src="m.js"></script><script>let x = 1;</script>'
-    )
-    scripts = rewritten(course_site.defer_scripts, page).find_all("script")
-    assert [s.get("defer") for s in scripts] == [None, "defer", None, None, None]
-    assert (
-        scripts[1].decode(formatter=course_site.IN_ORDER)
-        == '<script defer="defer" src="_static/doctools.js?v=2"></script>'
-    )
-
-
 def test_npm_packages_are_pinned_in_the_lock_file():
     versions = offline_site.pinned_versions()
     assert {
