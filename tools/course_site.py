@@ -22,6 +22,7 @@ import pathlib
 import posixpath
 import re
 import subprocess
+import textwrap
 import warnings
 from typing import Any
 
@@ -154,11 +155,6 @@ def page_summary(doctree: Any, length: int = DESCRIPTION_LENGTH) -> str:
     return " ".join(words)
 
 
-def shorten(text: str, length: int = DESCRIPTION_LENGTH) -> str:
-    """The text cut at a word to at most ``length`` characters, with an ellipsis if cut."""
-    return text if len(text) <= length else text[: length - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
 def _used(name: str, inline: str, body: str) -> bool:
     """Whether an extension's script or style sheet is needed on a page with this body."""
     if "sphinx-thebe" in name or "THEBE_JS_URL" in inline:
@@ -175,7 +171,8 @@ def _used(name: str, inline: str, body: str) -> bool:
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     body, metatags = context.get("body", ""), context.get("metatags", "")
     if 'name="description"' not in metatags:  # a page may set its own (MyST's html_meta)
-        description = shorten(page_summary(doctree)) if doctree is not None else ""
+        summary = page_summary(doctree) if doctree is not None else ""
+        description = textwrap.shorten(summary, DESCRIPTION_LENGTH, placeholder="…")  # cut at a word
         if description := description or app.config.html_context.get("site_description", ""):
             context["metatags"] = metatags + f'\n<meta name="description" content="{html.escape(description)}" />'
     if (scripts := context.get("script_files")) is not None:

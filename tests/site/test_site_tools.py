@@ -40,13 +40,6 @@ def test_site_note_markup():
         course_site.inline_markup("a `b c")
 
 
-def test_descriptions_are_cut_at_a_word():
-    text = "word " * 60
-    short = course_site.shorten(text.strip(), 40)
-    assert len(short) <= 40 and short.endswith("…") and not short.endswith(" …")
-    assert course_site.shorten("short", 40) == "short"
-
-
 def test_figures_get_their_size_before_they_load(tmp_path):
     images = tmp_path / "_images"
     images.mkdir()
