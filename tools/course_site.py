@@ -104,7 +104,7 @@ def _on_doctree_resolved(app: Any, doctree: Any, docname: str) -> None:
     from docutils import nodes
 
     for section in list(doctree.findall(nodes.section)):
-        if "exercise-content" in section["ids"] and not section.children:
+        if "exercise-content" in section["ids"] and not section.children:  # an exercise all in its title
             section.parent.remove(section)
     fold_solution_titles(doctree)
     for image in doctree.findall(nodes.image):  # a phone draws the first screen without the plots below it
