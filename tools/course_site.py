@@ -1,17 +1,19 @@
 """Sphinx extension: what the course website changes about its pages (``_config.yml`` loads it).
 
-While reading: the set-up cell becomes its one-sentence note, solution code loses nbgrader's marker
-lines, an exercise without a body loses its empty strip, a solution bar is plain text (and stands for
-an exercise that is all title), figures load lazily. While writing: a meta description, scripts only
-on pages that use them, code without the spans of tokens drawn in the block's colour. After the build
-(pages parsed with BeautifulSoup, style sheets with tinycss2): Font Awesome icons as inline SVG, one
+While reading: a cell's printed chunks joined verbatim, the set-up cell becomes its one-sentence note,
+solution code loses nbgrader's marker lines, an exercise without a body loses its empty strip, a solution
+bar is plain text (and stands for an exercise that is all title), figures load lazily. While writing: a
+meta description, scripts only on pages that use them, code without the spans of tokens drawn in the
+block's colour. After the build (pages parsed with BeautifulSoup): Font Awesome icons as inline SVG, one
 purged style sheet per page, a subset icon font, figures with their size, table cells with their
-column's heading, references as list items, every script deferred. Why: Lighthouse's phone emulation
-scored chapters 0.28-0.36 before these steps (issue 15); each was measured to move it.
+column's heading, references as list items. (book/_templates/layout.html defers the scripts.) Why:
+Lighthouse's phone emulation scored chapters 0.28-0.36 before these steps (issue 15); each was measured
+to move it.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import html
 import json
@@ -20,16 +22,15 @@ import pathlib
 import posixpath
 import re
 import subprocess
+import textwrap
 import warnings
 from typing import Any
 
-import tinycss2
 from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 from bs4.dammit import EntitySubstitution
 from bs4.formatter import HTMLFormatter
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES, Text
-from tinycss2.serializer import serialize_string_value, serialize_url
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FONTAWESOME = ROOT / "node_modules" / "@fortawesome" / "fontawesome-free" / "svgs"
@@ -103,11 +104,38 @@ def _on_doctree_resolved(app: Any, doctree: Any, docname: str) -> None:
     from docutils import nodes
 
     for section in list(doctree.findall(nodes.section)):
-        if "exercise-content" in section["ids"] and not section.children:
+        if "exercise-content" in section["ids"] and not section.children:  # an exercise all in its title
             section.parent.remove(section)
     fold_solution_titles(doctree)
     for image in doctree.findall(nodes.image):  # a phone draws the first screen without the plots below it
         image.setdefault("loading", "lazy")
+
+
+def concatenate_stream_chunks(outputs: list[Any]) -> list[Any]:
+    """The chunks of each stream (stdout, stderr) joined verbatim, in order, where its first chunk was."""
+    merged: list[Any] = []
+    first: dict[str, Any] = {}
+    for output in outputs:
+        if output.get("output_type") != "stream":
+            merged.append(output)
+        elif output["name"] in first:
+            first[output["name"]]["text"] += output["text"]
+        else:
+            first[output["name"]] = copy.deepcopy(output)
+            merged.append(first[output["name"]])
+    return merged
+
+
+def join_stream_chunks() -> None:
+    """A cell's printed chunks joined verbatim before MyST-NB merges its streams: the kernel sends printed
+    text in chunks split by timing, and ``nb_merge_streams`` strips each chunk and adds a newline, so a
+    line could show broken in two (stored notebooks are merged by nbclient's coalesce_streams)."""
+    from myst_nb.core import render
+
+    if not getattr(render.coalesce_streams, "joins_chunks", False):
+        original = render.coalesce_streams
+        render.coalesce_streams = lambda outputs: original(concatenate_stream_chunks(outputs))
+        render.coalesce_streams.joins_chunks = True  # a marker on the function: patched once
 
 
 # ------------------------------------------------------------------ writing
@@ -127,11 +155,6 @@ def page_summary(doctree: Any, length: int = DESCRIPTION_LENGTH) -> str:
     return " ".join(words)
 
 
-def shorten(text: str, length: int = DESCRIPTION_LENGTH) -> str:
-    """The text cut at a word to at most ``length`` characters, with an ellipsis if cut."""
-    return text if len(text) <= length else text[: length - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
 def _used(name: str, inline: str, body: str) -> bool:
     """Whether an extension's script or style sheet is needed on a page with this body."""
     if "sphinx-thebe" in name or "THEBE_JS_URL" in inline:
@@ -148,7 +171,8 @@ def _used(name: str, inline: str, body: str) -> bool:
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     body, metatags = context.get("body", ""), context.get("metatags", "")
     if 'name="description"' not in metatags:  # a page may set its own (MyST's html_meta)
-        description = shorten(page_summary(doctree)) if doctree is not None else ""
+        summary = page_summary(doctree) if doctree is not None else ""
+        description = textwrap.shorten(summary, DESCRIPTION_LENGTH, placeholder="…")  # cut at a word
         if description := description or app.config.html_context.get("site_description", ""):
             context["metatags"] = metatags + f'\n<meta name="description" content="{html.escape(description)}" />'
     if (scripts := context.get("script_files")) is not None:
@@ -250,20 +274,9 @@ def inline_icons(soup: BeautifulSoup, icons: pathlib.Path = FONTAWESOME) -> None
         tag.replace_with(svg)
 
 
-def _tokens(nodes: Any) -> Any:
-    """Every token of a tinycss2 component list, also those inside blocks and functions."""
-    for node in nodes or []:
-        yield node
-        yield from _tokens(node.arguments if node.type == "function" else getattr(node, "content", None))
-
-
-def _qualified_rules(nodes: list[Any]) -> Any:
-    """The style rules of a parsed style sheet, also those inside @media and the like."""
-    for node in nodes:
-        if node.type == "qualified-rule":
-            yield node
-        elif node.type == "at-rule" and node.content:
-            yield from _qualified_rules(tinycss2.parse_rule_list(node.content, skip_whitespace=True))
+# the file a url() of a style sheet names (quoted or not), and the one an @import names
+CSS_URL = re.compile(r"""url\(\s*(["']?)([^"')]+?)\1\s*\)""")
+CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*["']?([^"')\s]+)["']?\s*\)?[^;]*;""")
 
 
 def css_text(outdir: pathlib.Path, relative: str) -> str:
@@ -271,51 +284,35 @@ def css_text(outdir: pathlib.Path, relative: str) -> str:
     rewritten for that place and its @imports inlined."""
     folder = posixpath.dirname(relative)
 
-    def address(token: Any) -> Any:  # the token holding the address of url(x), url("x") or "x" (@import)
-        if token.type == "function" and token.lower_name == "url":
-            return next((t for t in token.arguments if t.type == "string"), None)
-        return token if token.type in ("url", "string") else None
+    def rebased(match: re.Match) -> str:
+        if match[2].startswith(("data:", "http:", "https:", "/", "#")):
+            return match[0]
+        return f'url("{posixpath.relpath(posixpath.join(folder, match[2]), "_static")}")'
 
-    parts = []
-    for node in tinycss2.parse_stylesheet((outdir / relative).read_text(encoding="utf-8")):
-        if node.type == "at-rule" and node.lower_at_keyword == "import":
-            target = next(found.value for token in node.prelude if (found := address(token)) is not None)
-            parts.append(css_text(outdir, posixpath.normpath(posixpath.join(folder, target))))
-            continue
-        for token in _tokens([node]):
-            found = address(token) if token.type in ("url", "function") else None
-            if found is not None and not found.value.startswith(("data:", "http:", "https:", "/", "#")):
-                found.value = posixpath.relpath(posixpath.join(folder, found.value), "_static")
-                quoted = f'"{serialize_string_value(found.value)}"'
-                found.representation = quoted if found.type == "string" else f"url({serialize_url(found.value)})"
-        parts.append(node.serialize())
-    return "".join(parts)
+    pieces = CSS_IMPORT.split((outdir / relative).read_text(encoding="utf-8"))  # text, import, text, ...
+    return "".join(
+        css_text(outdir, posixpath.normpath(posixpath.join(folder, piece)))
+        if index % 2
+        else CSS_URL.sub(rebased, piece)
+        for index, piece in enumerate(pieces)
+    )
 
 
 def icon_codepoints(css: str) -> set[int]:
-    """Font Awesome code points that style sheets show through ``content`` (admonition icons), leaving
-    out Font Awesome's own ``.fa-*`` rules (those icons are inline SVG)."""
-    return {
-        ord(char)
-        for rule in _qualified_rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True))
-        if ".fa-" not in tinycss2.serialize(rule.prelude)
-        for token in _tokens(rule.content)
-        if token.type == "string"
-        for char in token.value
-        if "\ue000" <= char <= "\uf8ff"  # the private use area, where icon fonts put their glyphs
-    }
+    """The code points of the private use area (where icon fonts put their glyphs) that style sheets
+    show through ``content``, written as CSS escapes or as themselves: the admonition icons."""
+    escaped = {int(code, 16) for code in re.findall(r"\\([0-9a-fA-F]{1,6})", css)}
+    return {point for point in escaped | {ord(char) for char in css} if 0xE000 <= point <= 0xF8FF}
 
 
-def subset_icon_font(outdir: pathlib.Path) -> str:
-    """Font Awesome's solid font (156 KB) cut to the glyphs the site's style sheets show, as a WOFF file
-    (fontTools, which Matplotlib brings); returns the @font-face rule that serves it ("" if none)."""
+def subset_icon_font(outdir: pathlib.Path, css: str) -> str:
+    """Font Awesome's solid font (156 KB) cut to the glyphs ``css`` shows, as a WOFF file (fontTools, which
+    Matplotlib brings); returns the @font-face rule that serves it ("" if none)."""
     import logging
 
     from fontTools import subset
 
-    sheets = [p for p in (outdir / "_static").rglob("*.css") if not p.name.startswith("course-")]
-    points = icon_codepoints("".join(p.read_text(encoding="utf-8") for p in sheets))
-    if not points or not (outdir / FA_SOLID_TTF).exists():
+    if not (points := icon_codepoints(css)) or not (outdir / FA_SOLID_TTF).exists():
         return ""
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # it logs every table it prunes
     options = subset.Options(flavor="woff", layout_features=["*"])  # woff: zlib, no brotli needed
@@ -351,18 +348,20 @@ def bundle_styles(outdir: pathlib.Path, soups: dict[pathlib.Path, BeautifulSoup]
             for link in links[1:]:
                 link.decompose()
     texts = {name: css_text(outdir, name) for name in set().union(*groups)}
-    font_face = subset_icon_font(outdir)
     jobs = []
     for sheets, pages in groups.items():
         scripts = [(page.parent, str(s["src"])) for page in pages for s in soups[page]("script", src=True)]
         sources = {(folder / src.split("?")[0]).resolve() for folder, src in scripts}
         content = [{"raw": str(soups[page]), "extension": "html"} for page in pages]
         content += [{"raw": s.read_text(encoding="utf-8"), "extension": "js"} for s in sorted(sources) if s.is_file()]
-        jobs.append({"css": "\n".join(f"/* {n} */\n{texts[n]}" for n in sheets) + font_face, "content": content})
+        jobs.append({"css": "\n".join(f"/* {n} */\n{texts[n]}" for n in sheets), "content": content})
     run = subprocess.run(["node", str(PURGE_SCRIPT)], input=json.dumps(jobs), capture_output=True, text=True, cwd=ROOT)
     if run.returncode:
         raise RuntimeError(f"{PURGE_SCRIPT.name} failed: {run.stderr}")
-    for sheets, css in zip(groups, json.loads(run.stdout), strict=True):
+    purged = json.loads(run.stdout)
+    font_face = subset_icon_font(outdir, "".join(purged))  # the icons of the rules kept
+    for sheets, css in zip(groups, purged, strict=True):
+        css += font_face
         name = f"_static/course-{hashlib.sha1(css.encode()).hexdigest()[:12]}.css"  # a new name for new content
         (outdir / name).write_text(css, encoding="utf-8")
         for page in groups[sheets]:
@@ -391,26 +390,18 @@ def patch_theme_script(outdir: pathlib.Path) -> None:
 
 
 SVG_LENGTH = re.compile(r"([\d.]+)(px|pt|)")
+PX_PER = {"pt": 96 / 72, "px": 1, "": 1}
 
 
 def image_size(path: pathlib.Path) -> tuple[int, int] | None:
-    """(width, height) in CSS pixels of an image file (an SVG's width/height, else its viewBox), or None."""
-    if not path.is_file():
+    """(width, height) in CSS pixels of an SVG file (Matplotlib gives its figures' in pt), or None."""
+    if path.suffix != ".svg" or not path.is_file():
         return None
-    if path.suffix != ".svg":
-        from PIL import Image
-
-        with Image.open(path) as image:
-            return image.size
-    if (svg := soup_of(path.read_text(encoding="utf-8", errors="replace")[:5000]).find("svg")) is None:
+    svg = soup_of(path.read_text(encoding="utf-8", errors="replace")[:5000]).find("svg")
+    width, height = (SVG_LENGTH.fullmatch(str(svg.get(name, ""))) if svg else None for name in ("width", "height"))
+    if width is None or height is None:
         return None
-    width, height = (SVG_LENGTH.fullmatch(str(svg.get(name, ""))) for name in ("width", "height"))
-    if width and height:
-        size = [float(m[1]) * (96 / 72 if m[2] == "pt" else 1) for m in (width, height)]
-    else:
-        box = str(svg.get("viewbox", "")).replace(",", " ").split()
-        size = [float(box[2]), float(box[3])] if len(box) == 4 else [0, 0]
-    return (round(size[0]), round(size[1])) if min(size) > 0 else None
+    return round(float(width[1]) * PX_PER[width[2]]), round(float(height[1]) * PX_PER[height[2]])
 
 
 def sized_images(soup: BeautifulSoup, folder: pathlib.Path) -> None:
@@ -450,14 +441,6 @@ def fix_aria(soup: BeautifulSoup) -> None:
         entry["role"] = "listitem"
 
 
-def defer_scripts(soup: BeautifulSoup) -> None:
-    """Every script file deferred, so none blocks the first paint; but documentation_options.js, which
-    inline scripts read at once."""
-    for script in soup.select("script[src]:not([async], [defer], [type])"):
-        if "documentation_options" not in script["src"]:
-            script.attrs = {"defer": "defer", **script.attrs}  # in Sphinx's order of attributes
-
-
 def _on_build_finished(app: Any, exception: Exception | None) -> None:
     from sphinx.util import logging
 
@@ -473,8 +456,6 @@ def _on_build_finished(app: Any, exception: Exception | None) -> None:
         fix_aria(soup)
         labelled_tables(soup)
         sized_images(soup, page.parent)
-        if page != outdir / "search.html":  # its search tools need doctools.js at once
-            defer_scripts(soup)
         for error in soup.select(".katex-error"):  # KaTeX shows a formula it cannot typeset in red, and goes on
             logger.warning(f"KaTeX cannot typeset {error.get_text()!r}: {error.get('title')}", location=str(page))
     bundle_styles(outdir, soups)
@@ -518,6 +499,7 @@ def _figures_as_svg(app: Any, config: Any) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     _register_bibliography_style()
+    join_stream_chunks()
     app.connect("config-inited", _figures_as_svg)
     app.connect("builder-inited", _plain_code)
     app.connect("doctree-read", _on_doctree_read)

@@ -1,4 +1,4 @@
-from exact_streams import concatenate_stream_chunks
+from course_site import concatenate_stream_chunks, join_stream_chunks
 
 
 def stream(name, text):
@@ -21,8 +21,6 @@ def test_streams_keep_their_first_position_and_other_outputs_stay():
 def test_the_sphinx_hook_wraps_myst_nb_merge():
     from myst_nb.core import render
 
-    import exact_streams
-
-    exact_streams.setup(app=None)
+    join_stream_chunks()
     merged = render.coalesce_streams([stream("stdout", "x = 1."), stream("stdout", "5\n")])
     assert [o["text"] for o in merged] == ["x = 1.5\n"]

@@ -115,6 +115,18 @@ def test_pages_load_no_icon_diagram_or_math_engine_script(html):
         assert not icons, f"{page} still has Font Awesome icon elements: {icons[:3]}"
 
 
+def test_every_script_file_is_deferred_but_the_options_inline_scripts_read(html):
+    # (book/_templates/layout.html) none blocks the first paint; the search page's tools run at once
+    for page in site_check.html_pages(html):
+        if page in ("index.html", "search.html"):  # a redirect to book/intro.html; the search page
+            continue
+        scripts = re.findall(r"<script\b[^>]*\bsrc=[^>]*>", (html / page).read_text())
+        waiting = [s for s in scripts if not re.search(r"\b(defer|async)\b", s) and "documentation_options" not in s]
+        assert len(scripts) >= 5 and not waiting, (page, waiting)
+    search = (html / "search.html").read_text()
+    assert '<script src="_static/doctools.js' in search
+
+
 def test_figures_are_svg_and_diagrams_are_images_at_their_natural_size(html):
     figures = diagrams = 0
     for page in chapter_pages(html) + [html / "book" / "intro.html"]:
