@@ -4,11 +4,11 @@ While reading: a cell's printed chunks joined verbatim, the set-up cell becomes 
 solution code loses nbgrader's marker lines, an exercise without a body loses its empty strip, a solution
 bar is plain text (and stands for an exercise that is all title), figures load lazily. While writing: a
 meta description, scripts only on pages that use them, code without the spans of tokens drawn in the
-block's colour. After the build (pages parsed with BeautifulSoup): Font Awesome icons as inline SVG, one
-purged style sheet per page, a subset icon font, figures with their size, table cells with their
-column's heading, references as list items. (book/_templates/layout.html defers the scripts.) Why:
-Lighthouse's phone emulation scored chapters 0.28-0.36 before these steps (issue 15); each was measured
-to move it.
+block's colour. After the build (pages parsed with BeautifulSoup, style sheets with tinycss2): Font
+Awesome icons as inline SVG, one purged style sheet per page, a subset icon font, figures with their
+size, table cells with their column's heading, references as list items. (book/_templates/layout.html
+defers the scripts.) Why: Lighthouse's phone emulation scored chapters 0.28-0.36 before these steps
+(issue 15); each was measured to move it.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ import textwrap
 import warnings
 from typing import Any
 
+import tinycss2
 from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 from bs4.dammit import EntitySubstitution
 from bs4.formatter import HTMLFormatter
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES, Text
+from tinycss2.serializer import serialize_string_value, serialize_url
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FONTAWESOME = ROOT / "node_modules" / "@fortawesome" / "fontawesome-free" / "svgs"
@@ -274,9 +276,20 @@ def inline_icons(soup: BeautifulSoup, icons: pathlib.Path = FONTAWESOME) -> None
         tag.replace_with(svg)
 
 
-# the file a url() of a style sheet names (quoted or not), and the one an @import names
-CSS_URL = re.compile(r"""url\(\s*(["']?)([^"')]+?)\1\s*\)""")
-CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*["']?([^"')\s]+)["']?\s*\)?[^;]*;""")
+def _tokens(nodes: Any) -> Any:
+    """Every token of a tinycss2 component list, also those inside blocks and functions."""
+    for node in nodes or []:
+        yield node
+        yield from _tokens(node.arguments if node.type == "function" else getattr(node, "content", None))
+
+
+def _qualified_rules(nodes: list[Any]) -> Any:
+    """The style rules of a parsed style sheet, also those inside @media and the like."""
+    for node in nodes:
+        if node.type == "qualified-rule":
+            yield node
+        elif node.type == "at-rule" and node.content:
+            yield from _qualified_rules(tinycss2.parse_rule_list(node.content, skip_whitespace=True))
 
 
 def css_text(outdir: pathlib.Path, relative: str) -> str:
@@ -284,25 +297,39 @@ def css_text(outdir: pathlib.Path, relative: str) -> str:
     rewritten for that place and its @imports inlined."""
     folder = posixpath.dirname(relative)
 
-    def rebased(match: re.Match) -> str:
-        if match[2].startswith(("data:", "http:", "https:", "/", "#")):
-            return match[0]
-        return f'url("{posixpath.relpath(posixpath.join(folder, match[2]), "_static")}")'
+    def address(token: Any) -> Any:  # the token holding the address of url(x), url("x") or "x" (@import)
+        if token.type == "function" and token.lower_name == "url":
+            return next((t for t in token.arguments if t.type == "string"), None)
+        return token if token.type in ("url", "string") else None
 
-    pieces = CSS_IMPORT.split((outdir / relative).read_text(encoding="utf-8"))  # text, import, text, ...
-    return "".join(
-        css_text(outdir, posixpath.normpath(posixpath.join(folder, piece)))
-        if index % 2
-        else CSS_URL.sub(rebased, piece)
-        for index, piece in enumerate(pieces)
-    )
+    parts = []
+    for node in tinycss2.parse_stylesheet((outdir / relative).read_text(encoding="utf-8")):
+        if node.type == "at-rule" and node.lower_at_keyword == "import":
+            target = next(found.value for token in node.prelude if (found := address(token)) is not None)
+            parts.append(css_text(outdir, posixpath.normpath(posixpath.join(folder, target))))
+            continue
+        for token in _tokens([node]):
+            found = address(token) if token.type in ("url", "function") else None
+            if found is not None and not found.value.startswith(("data:", "http:", "https:", "/", "#")):
+                found.value = posixpath.relpath(posixpath.join(folder, found.value), "_static")
+                quoted = f'"{serialize_string_value(found.value)}"'
+                found.representation = quoted if found.type == "string" else f"url({serialize_url(found.value)})"
+        parts.append(node.serialize())
+    return "".join(parts)
 
 
 def icon_codepoints(css: str) -> set[int]:
-    """The code points of the private use area (where icon fonts put their glyphs) that style sheets
-    show through ``content``, written as CSS escapes or as themselves: the admonition icons."""
-    escaped = {int(code, 16) for code in re.findall(r"\\([0-9a-fA-F]{1,6})", css)}
-    return {point for point in escaped | {ord(char) for char in css} if 0xE000 <= point <= 0xF8FF}
+    """Font Awesome code points that style sheets show through ``content`` (admonition icons), leaving
+    out Font Awesome's own ``.fa-*`` rules (those icons are inline SVG)."""
+    return {
+        ord(char)
+        for rule in _qualified_rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True))
+        if ".fa-" not in tinycss2.serialize(rule.prelude)
+        for token in _tokens(rule.content)
+        if token.type == "string"
+        for char in token.value
+        if "\ue000" <= char <= "\uf8ff"  # the private use area, where icon fonts put their glyphs
+    }
 
 
 def subset_icon_font(outdir: pathlib.Path, css: str) -> str:
