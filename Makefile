@@ -27,7 +27,7 @@ help:
 	@echo "  its steps, each runnable alone, in order:"
 	@echo "  make test-lint   - ruff and mypy (make lint)"
 	@echo "  make test-units  - every test that needs no notebook kernel, website, nbgrader or npm"
-	@echo "  make test-explorables - every explorable against posenc_lib: in a scratch book of its own at every setting, on the website"
+	@echo "  make test-explorables - every explorable against posenc_lib, in a scratch book of its own at every setting"
 	@echo "  make test-nbval  - every chapter under nbval; keeps the runs in test-artifacts/executed"
 	@echo "  make test-book   - the strict website build, from nbval's runs where there are any"
 	@echo "  make test-nbgrader - generate_assignment and autograde on every chapter"
@@ -105,7 +105,7 @@ lint: $(STAMP)
 # `ifdef IN_MAKE_TEST`) make runs two at a time, as two chains of steps that each wait for the one before:
 #   nbval -> book -> site                                 (the website's path: ~90 + 55 + 275-300 s)
 #   npm ci -> lint -> units -> explorables -> nbgrader    (~35 + 55-65 + 85-105 + 170-180 + 100-110 s;
-#                                                          explorables reads the website, nbgrader nbval's runs)
+#                                                          nbgrader grades nbval's runs)
 # (measured in two idle fresh-clone runs on a 2-core AMD EPYC, 2026-12-03: 8 min 18 s and 7 min 19 s)
 # so at any moment exactly two steps can run and neither slot waits while the other chain has work (left
 # to choose, make started the scratch checks in the slot nbval freed and the website waited two minutes).
@@ -124,7 +124,7 @@ test-book: test-nbval
 test-site: test-book
 test-lint: assets
 test-units: test-lint
-test-explorables: test-units test-book
+test-explorables: test-units
 test-nbgrader: test-nbval test-explorables
 endif
 
@@ -148,9 +148,9 @@ test-units: $(STAMP)
 	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "$(UNIT_TESTS)" tests)
 
 # every explorable against posenc_lib: a scratch book of its own (tests/_helpers.py's scratch_book) with every
-# kind at every setting, then the explorables of the course's website (built by test-book, or here if none is)
+# kind at every setting (the file's test of the course's own explorables, marked book, runs in test-site)
 test-explorables: $(STAMP) assets
-	$(call step,$(BIN)/python -m pytest -q --durations=5 tests/site/test_explorables.py)
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "not book" tests/site/test_explorables.py)
 
 # the checks of the build's own checks, run by CI after make test: a scratch book whose notebook raises, whose
 # diagram or formula cannot be drawn, must fail to build (the scratch book of test-explorables is the control
@@ -167,9 +167,9 @@ test-nbval: $(STAMP)
 test-book: $(STAMP) assets
 	$(call step,$(BIN)/python tools/book_build.py)
 
-# the website's checks: build, pages, browser (Playwright + Chromium), page budgets, Lighthouse (explorables: test-explorables)
+# the website's checks: build, pages, browser (Playwright + Chromium), page budgets, Lighthouse, the course's explorables
 test-site: $(STAMP) assets
-	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" --ignore=tests/site/test_explorables.py $(SITE_TESTS))
+	$(call step,$(BIN)/python -m pytest -q --durations=5 -m "book or npm" $(SITE_TESTS))
 
 # generate_assignment and autograde on every chapter; the solutions graded are nbval's runs
 test-nbgrader: $(STAMP)
