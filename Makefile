@@ -103,10 +103,11 @@ lint: $(STAMP)
 # tests, nbval, the website built from nbval's outputs (test-book), its checks (test-site) and the nbgrader
 # round trip, plus the explorables checked against the library. Within `make test` (the rules under
 # `ifdef IN_MAKE_TEST`) make runs two at a time, as two chains of steps that each wait for the one before:
-#   nbval -> book -> site                                 (the website's path: ~90 + 55 + 275-300 s)
-#   npm ci -> lint -> units -> explorables -> nbgrader    (~35 + 55-65 + 85-105 + 170-180 + 100-110 s;
+#   nbval -> book -> site                                 (the website's path: ~95-105 + 50-55 + 205-240 s)
+#   npm ci -> lint -> units -> explorables -> nbgrader    (npm ci, then ~30-40 + 85-90 + 135-170 + 110-160 s;
 #                                                          nbgrader grades nbval's runs)
-# (measured in two idle fresh-clone runs on a 2-core AMD EPYC, 2026-12-03: 8 min 18 s and 7 min 19 s)
+# (measured in two idle fresh-clone runs on a 2-core AMD EPYC, 2026-12-04: 7 min 30 s both, environment
+# included; 9 min 37 s beside a CPU-bound loop on each core)
 # so at any moment exactly two steps can run and neither slot waits while the other chain has work (left
 # to choose, make started the scratch checks in the slot nbval freed and the website waited two minutes).
 # Each step prints its name and wall time when it ends (--output-sync: each step's report is printed whole).
