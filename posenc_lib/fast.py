@@ -379,11 +379,9 @@ def rotary_qk(
     if layout == "half" and _few_calls(q) and _few_calls(k):
         # one decoding step: count the calls
         cos_full, sin_signed = rows.unbind(-2)  # (s, d_h): [cos|cos], [-sin|sin]
-        # x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]: three calls each
-        half = q.shape[-1] // 2
         return (
-            torch.addcmul(q * cos_full, q.roll(half, dims=-1), sin_signed),
-            torch.addcmul(k * cos_full, k.roll(half, dims=-1), sin_signed),
+            _roll_rotation(q, cos_full, sin_signed),
+            _roll_rotation(k, cos_full, sin_signed),
         )
     return _rotate_rows(q, rows, layout), _rotate_rows(k, rows, layout)
 
@@ -404,16 +402,31 @@ def _rotate_rows(
         return _rotate_into_buffer(
             x, rows[..., 0::2], rows[..., 1::2], layout
         )
-    half = x.shape[-1] // 2
     if _few_calls(x):
-        # three calls: x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]
-        # = (a cos - b sin, b cos + a sin)
-        cos_full, sin_signed = rows.unbind(-2)  # (s, d_h) each
-        return torch.addcmul(
-            x * cos_full, x.roll(half, dims=-1), sin_signed
-        )  # (..., s, d_h)
+        return _roll_rotation(x, *rows.unbind(-2))
     # [cos | cos] (s, d_h) and the half-size sin (s, d_h/2), inside the table
-    return _rotate_half(x, rows[:, 0], rows[:, 1, half:])
+    return _rotate_half(x, rows[:, 0], rows[:, 1, x.shape[-1] // 2 :])
+
+
+def _roll_rotation(
+    x: torch.Tensor, cos_full: torch.Tensor, sin_signed: torch.Tensor
+) -> torch.Tensor:
+    """The half-split rotation of a small ``x`` ``(..., s, d_h)``: three calls.
+
+    ``roll(x, d_h/2) * [-sin | sin] + x * [cos | cos]``: with ``x = [a | b]``,
+    ``roll`` gives ``[b | a]``, and the sum is ``[a cos - b sin | b cos + a
+    sin]``. Both products go into the rolled copy in place: one new tensor,
+    not three. ``cos_full``, ``sin_signed``: ``(s, d_h)``.
+    """
+    out = x.roll(x.shape[-1] // 2, dims=-1)  # [b | a], a new tensor
+    return out.mul_(sin_signed).addcmul_(x, cos_full)
+
+
+# The blocks of :func:`_rotate_half`: 1 MiB of float32 in, 1 MiB out, so a
+# block's second and third passes find it in the cache (L2 is 1 MiB per core
+# on the machines measured in the appendix; torch splits each pass between
+# its threads).
+_BLOCK_NUMEL = 1 << 18
 
 
 def _rotate_half(
@@ -424,14 +437,26 @@ def _rotate_half(
     ``out = x * [cos | cos]`` in one pass over whole rows, then
     ``out[:d_h/2] -= b sin`` and ``out[d_h/2:] += a sin`` over half-rows:
     (a cos - b sin, b cos + a sin), with ``a, b`` the halves of ``x``.
-    ``cos_full``: ``(s, d_h)``; ``sin``: ``(s, d_h/2)``.
+    ``cos_full``: ``(s, d_h)``; ``sin``: ``(s, d_h/2)``. A large contiguous
+    ``x`` goes through the passes a block of whole ``(s, d_h)`` slices at a
+    time, so that memory sees one read of ``x`` and one write of ``out``.
     """
-    first, second = x.chunk(2, dim=-1)  # each (..., s, d_h/2)
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
-    torch.mul(x, cos_full, out=out)
-    out_first, out_second = out.chunk(2, dim=-1)
-    out_first.addcmul_(second, sin, value=-1)
-    out_second.addcmul_(first, sin)
+    seq_len, head_dim = x.shape[-2:]
+    per_block = _BLOCK_NUMEL // max(1, seq_len * head_dim)  # (s, d_h) slices
+    if x.is_contiguous() and x.numel() > 0 and per_block >= 1:
+        # (n, s, d_h) pieces; one split per tensor, not one slice per block
+        blocks = (
+            t.view(-1, seq_len, head_dim).split(per_block) for t in (x, out)
+        )
+    else:
+        blocks = ((x,), (out,))
+    for x_, out_ in zip(*blocks):
+        first, second = x_.chunk(2, dim=-1)  # each (..., s, d_h/2)
+        torch.mul(x_, cos_full, out=out_)
+        out_first, out_second = out_.chunk(2, dim=-1)
+        out_first.addcmul_(second, sin, value=-1)
+        out_second.addcmul_(first, sin)
     return out
 
 

@@ -248,26 +248,48 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
 
 
 @SETTINGS
-@given(**ROPE_INPUTS, start=st.integers(0, 60), few_calls=st.booleans())
-def test_half_table_paths_equal_the_formula(lead, seq_len, half, layout, kind, seed, start, few_calls, dtype):
-    """Both paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin], and four calls on its halves."""
+@given(**ROPE_INPUTS, start=st.integers(0, 60), few_calls=st.booleans(), block=st.integers(1, 2048))
+def test_half_table_paths_equal_the_formula(lead, seq_len, half, layout, kind, seed, start, few_calls, block, dtype):
+    """Both paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin], and three passes by blocks."""
     gen = torch.Generator().manual_seed(seed)
     q = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen), kind)
     k = strided(torch.randn(seq_len, 2 * half, generator=gen), kind)
     rotary = pe.RotaryEmbedding(2 * half, 128, layout=layout)
     rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[start : start + seq_len]
-    previous = fast._FEW_CALLS_NUMEL
+    previous = fast._FEW_CALLS_NUMEL, fast._BLOCK_NUMEL
     try:
         fast._FEW_CALLS_NUMEL = 1 << 40 if few_calls else 0  # every input takes the one path, or the other
+        fast._BLOCK_NUMEL = block  # blocks of whole (s, d_h) slices, a last one shorter, or no blocks at all
         with torch.no_grad():
             q_out, k_out = fast.rotary_qk(q, k, rows, layout)
             single = fast.rotary(q, rows, layout)
     finally:
-        fast._FEW_CALLS_NUMEL = previous
+        fast._FEW_CALLS_NUMEL, fast._BLOCK_NUMEL = previous
     formula_q, formula_k = (reference(lambda x=x: pe.apply_rope(x, offset=start, layout=layout)) for x in (q, k))
     for ours, formula, x in ((q_out, formula_q, q), (single, formula_q, q), (k_out, formula_k, k)):
         assert ours is not None and ours.shape == x.shape and ours.dtype == torch.float32
         assert (ours.double() - formula.double()).abs().max().item() <= rope_tolerance(torch.float32, x)
+
+
+@pytest.mark.parametrize("lead, slices_per_block", [((3, 5), 2), ((7,), 3), ((2, 2), 1), ((4,), 4), ((4,), 0)])
+def test_half_rotation_by_blocks_is_the_rotation_in_one_go(lead, slices_per_block):
+    """Blocks of whole (s, d_h) slices, the last one shorter, give the very numbers of one pass over everything."""
+    seq_len, head_dim = 9, 16
+    x = torch.randn(*lead, seq_len, head_dim, generator=torch.Generator().manual_seed(len(lead)))
+    rotary = pe.RotaryEmbedding(head_dim, 64, layout="half")
+    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, "half")[3 : 3 + seq_len]
+    cos_full, sin = rows[:, 0], rows[:, 1, head_dim // 2 :]
+    previous = fast._BLOCK_NUMEL
+    try:
+        fast._BLOCK_NUMEL = 0  # no blocks: one pass over the whole of x
+        whole = fast._rotate_half(x, cos_full, sin)
+        fast._BLOCK_NUMEL = slices_per_block * seq_len * head_dim + 5  # not a whole number of slices
+        blocked = fast._rotate_half(x, cos_full, sin)
+    finally:
+        fast._BLOCK_NUMEL = previous
+    assert torch.equal(blocked, whole)
+    formula = reference(lambda: pe.apply_rope(x, offset=3, layout="half"))
+    assert (blocked.double() - formula.double()).abs().max().item() <= rope_tolerance(torch.float32, x)
 
 
 # ---------------------------------------------------------------------------------------------- ALiBi
