@@ -219,7 +219,7 @@ student: $(STAMP)
 # train the tiny Transformers of chapters 12 and 13 and write the results they read: the synthetic tasks (a few
 # minutes on 2 cores), then the byte-level models on real text (real_text.py prints its own estimate first)
 experiments: $(STAMP)
-	@echo "make experiments: the synthetic runs take a few minutes on 2 idle cores, the real-text runs about 10 more"
+	@echo "make experiments: the synthetic runs take about 12 minutes on 2 idle cores, the real-text runs about 2 more"
 	$(BIN)/python experiments/run_experiments.py --out book/data/experiments.json
 	$(BIN)/python experiments/real_text.py --out book/data/real_text.json
 
@@ -231,7 +231,7 @@ $(BENCH_STAMP): $(STAMP) requirements-bench.txt
 	$(BIN)/python -m pip install --quiet --no-deps torchtune==0.6.1
 	@touch $@
 
-# a few minutes; prints the tables and writes book/data/bench.json and book/data/bench.md (the appendix shows them)
+# under a minute on 2 idle cores; prints the tables and writes book/data/bench.json and book/data/bench.md (the appendix shows them)
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench.py
 

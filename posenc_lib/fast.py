@@ -413,13 +413,13 @@ def _roll_rotation(
 ) -> torch.Tensor:
     """The half-split rotation of a small ``x`` ``(..., s, d_h)``: three calls.
 
-    ``roll(x, d_h/2) * [-sin | sin] + x * [cos | cos]``: with ``x = [a | b]``,
+    ``x * [cos | cos] + roll(x, d_h/2) * [-sin | sin]``: with ``x = [a | b]``,
     ``roll`` gives ``[b | a]``, and the sum is ``[a cos - b sin | b cos + a
-    sin]``. Both products go into the rolled copy in place: one new tensor,
-    not three. ``cos_full``, ``sin_signed``: ``(s, d_h)``.
+    sin]``, summed in the formula's order, so rounded as it is.
+    ``cos_full``, ``sin_signed``: ``(s, d_h)``.
     """
-    out = x.roll(x.shape[-1] // 2, dims=-1)  # [b | a], a new tensor
-    return out.mul_(sin_signed).addcmul_(x, cos_full)
+    rolled = x.roll(x.shape[-1] // 2, dims=-1)  # [b | a]
+    return torch.addcmul(x * cos_full, rolled, sin_signed)
 
 
 # The blocks of :func:`_rotate_half`: 1 MiB of float32 in, 1 MiB out, so a
@@ -445,14 +445,14 @@ def _rotate_half(
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
     seq_len, head_dim = x.shape[-2:]
     per_block = _BLOCK_NUMEL // max(1, seq_len * head_dim)  # (s, d_h) slices
+    x_blocks: tuple[torch.Tensor, ...] = (x,)
+    out_blocks: tuple[torch.Tensor, ...] = (out,)
     if x.is_contiguous() and x.numel() > 0 and per_block >= 1:
         # (n, s, d_h) pieces; one split per tensor, not one slice per block
-        blocks = (
+        x_blocks, out_blocks = (
             t.view(-1, seq_len, head_dim).split(per_block) for t in (x, out)
         )
-    else:
-        blocks = ((x,), (out,))
-    for x_, out_ in zip(*blocks):
+    for x_, out_ in zip(x_blocks, out_blocks):
         first, second = x_.chunk(2, dim=-1)  # each (..., s, d_h/2)
         torch.mul(x_, cos_full, out=out_)
         out_first, out_second = out_.chunk(2, dim=-1)

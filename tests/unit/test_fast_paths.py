@@ -248,12 +248,11 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
 
 
 @SETTINGS
-@given(
-    **ROPE_INPUTS, start=st.integers(0, 60), few_calls=st.booleans(), block=st.integers(1, 2048), gqa=st.booleans()
-)
-def test_half_table_paths_equal_the_formula(lead, seq_len, half, layout, kind, seed, start, few_calls, block, gqa, dtype):
-    """The paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin] (q and k stacked when they have one
-    shape), and three passes by blocks."""
+@given(**ROPE_INPUTS, start=st.integers(0, 60), few_calls=st.booleans(), block=st.integers(1, 2048), gqa=st.booleans())
+def test_half_table_paths_equal_the_formula(
+    lead, seq_len, half, layout, kind, seed, start, few_calls, block, gqa, dtype
+):
+    """Both paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin], and three passes by blocks."""
     gen = torch.Generator().manual_seed(seed)
     q = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen), kind)
     k_lead = [] if gqa else lead  # fewer leading dimensions, as in grouped-query attention, or q's shape
