@@ -216,8 +216,8 @@ refresh-notebooks: $(STAMP)
 student: $(STAMP)
 	$(BIN)/python tools/make_student.py --nbgrader nbgrader_course
 
-# train the tiny Transformers of chapters 12 and 13 and write the results they read: the synthetic tasks (a few
-# minutes on 2 cores), then the byte-level models on real text (real_text.py prints its own estimate first)
+# train the tiny Transformers of chapters 12 and 13 and write the results they read: the synthetic tasks (about
+# 12 minutes on 2 cores), then the byte-level models on real text (real_text.py prints its own estimate first)
 experiments: $(STAMP)
 	@echo "make experiments: the synthetic runs take about 12 minutes on 2 idle cores, the real-text runs about 2 more"
 	$(BIN)/python experiments/run_experiments.py --out book/data/experiments.json

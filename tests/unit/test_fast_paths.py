@@ -275,21 +275,18 @@ def test_half_table_paths_equal_the_formula(
 
 
 @pytest.mark.parametrize("lead, slices_per_block", [((3, 5), 2), ((7,), 3), ((2, 2), 1), ((4,), 4), ((4,), 0)])
-def test_half_rotation_by_blocks_is_the_rotation_in_one_go(lead, slices_per_block):
+def test_half_rotation_by_blocks_is_the_rotation_in_one_go(lead, slices_per_block, monkeypatch):
     """Blocks of whole (s, d_h) slices, the last one shorter, give the very numbers of one pass over everything."""
     seq_len, head_dim = 9, 16
     x = torch.randn(*lead, seq_len, head_dim, generator=torch.Generator().manual_seed(len(lead)))
     rotary = pe.RotaryEmbedding(head_dim, 64, layout="half")
     rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, "half")[3 : 3 + seq_len]
     cos_full, sin = rows[:, 0], rows[:, 1, head_dim // 2 :]
-    previous = fast._BLOCK_NUMEL
-    try:
-        fast._BLOCK_NUMEL = 0  # no blocks: one pass over the whole of x
-        whole = fast._rotate_half(x, cos_full, sin)
-        fast._BLOCK_NUMEL = slices_per_block * seq_len * head_dim + 5  # not a whole number of slices
-        blocked = fast._rotate_half(x, cos_full, sin)
-    finally:
-        fast._BLOCK_NUMEL = previous
+    monkeypatch.setattr(fast, "_BLOCK_NUMEL", 0)  # no blocks: one pass over the whole of x
+    whole = fast._rotate_half(x, cos_full, sin)
+    # not a whole number of slices
+    monkeypatch.setattr(fast, "_BLOCK_NUMEL", slices_per_block * seq_len * head_dim + 5)
+    blocked = fast._rotate_half(x, cos_full, sin)
     assert torch.equal(blocked, whole)
     formula = reference(lambda: pe.apply_rope(x, offset=3, layout="half"))
     assert (blocked.double() - formula.double()).abs().max().item() <= rope_tolerance(torch.float32, x)
