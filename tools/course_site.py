@@ -4,7 +4,9 @@ While reading: a cell's printed chunks joined verbatim, the set-up cell becomes 
 solution code loses nbgrader's marker lines, an exercise without a body loses its empty strip, a solution
 bar is plain text (and stands for an exercise that is all title), figures load lazily. While writing: a
 meta description, scripts only on pages that use them, code without the spans of tokens drawn in the
-block's colour. After the build (pages parsed with BeautifulSoup, style sheets with tinycss2): Font
+block's colour, and on a page with explorables or self-check questions (``posenc_lib.explore``,
+``posenc_lib.questions``) one linked script and style sheet, ``_static/explore/``, in place of the copies
+each output carries inline for Jupyter and Colab. After the build (pages parsed with BeautifulSoup, style sheets with tinycss2): Font
 Awesome icons as inline SVG, one purged style sheet per page, a subset icon font, figures with their
 size, table cells with their column's heading, references as list items. (book/_templates/layout.html
 defers the scripts.) Why: Lighthouse's phone emulation scored chapters 0.28-0.36 before these steps
@@ -170,7 +172,25 @@ def _used(name: str, inline: str, body: str) -> bool:
     return 'class="katex' in body if "katex" in name else True
 
 
+def _write_explore_assets(app: Any) -> None:
+    """The explorables' script and style sheet, written before any page (Sphinx then stamps their checksums)."""
+    if app.builder.format == "html":
+        from posenc_lib import explore
+
+        folder = pathlib.Path(app.outdir) / "_static" / "explore"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "explore.js").write_text(explore.script(), encoding="utf-8")
+        (folder / "explore.css").write_text(explore.stylesheet(), encoding="utf-8")
+
+
 def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    if 'class="pe-explore' in context.get("body", ""):  # explorables: their inline copies out, the files linked
+        soup = soup_of(context["body"])
+        for inline in soup.select("[data-pe-inline]"):
+            inline.decompose()
+        context["body"] = soup.decode(formatter=IN_ORDER)
+        app.add_js_file("explore/explore.js", priority=800)  # on this page only (Sphinx), deferred below
+        app.add_css_file("explore/explore.css", priority=800)  # folded into the page's one style sheet
     body, metatags = context.get("body", ""), context.get("metatags", "")
     if 'name="description"' not in metatags:  # a page may set its own (MyST's html_meta)
         summary = page_summary(doctree) if doctree is not None else ""
@@ -529,6 +549,7 @@ def setup(app: Any) -> dict[str, Any]:
     join_stream_chunks()
     app.connect("config-inited", _figures_as_svg)
     app.connect("builder-inited", _plain_code)
+    app.connect("builder-inited", _write_explore_assets)
     app.connect("doctree-read", _on_doctree_read)
     app.connect("doctree-resolved", _on_doctree_resolved)
     app.connect("html-page-context", _on_page_context, priority=900)  # after the extensions that add scripts

@@ -8,7 +8,7 @@ Each call returns an :class:`Explorable`, which Jupyter, Colab and the website s
 a ``<div class="pe-explore" data-pe-kind="...">`` holding the starting parameters as JSON, the
 script that draws it (``static/*.js``) and its style sheet inline. In a notebook the inline script
 runs (Jupyter runs the scripts of trusted outputs: those of cells run in the session); on the
-website, ``tools/explore_site.py`` replaces the inline script and style sheet by one file each in
+website, ``tools/course_site.py`` replaces the inline script and style sheet by one file each in
 ``_static/explore/``, linked only from pages that have explorables. The stored output is the same on
 every machine: parameters, data and code, no random ids and no numbers computed in floating point.
 

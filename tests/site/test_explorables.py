@@ -34,8 +34,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from bs4 import BeautifulSoup
 
-import explore_site
 import site_check
 from _helpers import scratch_book
 from conftest import ROOT, build
@@ -696,13 +696,13 @@ def test_a_page_with_explorables_adds_one_small_script_and_a_page_without_adds_n
 
 
 def stored_explorables(notebook: pathlib.Path) -> list[str]:
-    """The kinds of the explorables in a notebook's stored outputs (their inline script and style sheet left out,
-    as the website leaves them out: the script's comments show the markup too)."""
+    """The kinds of the explorables in a notebook's stored outputs (elements only: the markup that the inline
+    script's comments show is text to the parser)."""
     found = []
     for cell in nbformat.read(notebook, as_version=4).cells:
         for output in cell.get("outputs", []):
-            html = explore_site.INLINE.sub("", output.get("data", {}).get("text/html", ""))
-            found += re.findall(r'class="pe-explore[^"]*" data-pe-kind="(\w+)"', html)
+            soup = BeautifulSoup(output.get("data", {}).get("text/html", ""), "html.parser")
+            found += [str(div["data-pe-kind"]) for div in soup.select("div.pe-explore[data-pe-kind]")]
     return found
 
 
