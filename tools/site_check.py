@@ -19,10 +19,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import functools
-import gzip
 import http.server
-import io
-import os
 import pathlib
 import re
 import shutil
@@ -57,26 +54,11 @@ def chromium_executable() -> str:
 
 
 class StaticHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files over HTTP/1.1 as a static host sends them: text gzip-compressed when the browser accepts it
-    (Lighthouse weighs what crosses the wire), JavaScript's MIME type for .mjs; no log lines."""
+    """Static files over HTTP/1.1 (one connection for a page's requests), JavaScript's MIME type for .mjs; no
+    log lines. (Lighthouse CI serves the site to Lighthouse itself, gzip-compressed as a static host would.)"""
 
     protocol_version = "HTTP/1.1"
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript"}
-    compressible = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
-
-    def send_head(self):
-        path, accepts = self.translate_path(self.path), "gzip" in self.headers.get("Accept-Encoding", "")
-        if not (accepts and os.path.isfile(path) and self.guess_type(path).startswith(self.compressible)):
-            return super().send_head()
-        data = gzip.compress(pathlib.Path(path).read_bytes(), compresslevel=6)
-        self.send_response(200)
-        self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Vary", "Accept-Encoding")
-        self.send_header("Last-Modified", self.date_time_string(int(os.path.getmtime(path))))  # the cache keeps it
-        self.end_headers()
-        return io.BytesIO(data)
 
     def log_message(self, format, *args):
         pass
