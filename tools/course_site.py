@@ -6,11 +6,11 @@ bar is plain text (and stands for an exercise that is all title), figures load l
 meta description, scripts only on pages that use them, code without the spans of tokens drawn in the
 block's colour, and on a page with explorables or self-check questions (``posenc_lib.explore``,
 ``posenc_lib.questions``) one linked script and style sheet, ``_static/explore/``, in place of the copies
-each output carries inline for Jupyter and Colab. After the build (pages parsed with BeautifulSoup, style sheets with tinycss2): Font
-Awesome icons as inline SVG, one purged style sheet per page, a subset icon font, figures with their
-size, table cells with their column's heading, references as list items. (book/_templates/layout.html
-defers the scripts.) Why: Lighthouse's phone emulation scored chapters 0.28-0.36 before these steps
-(issue 15); each was measured to move it.
+each output carries inline for Jupyter and Colab. After the build (pages parsed with BeautifulSoup, style
+sheets with tinycss2): Font Awesome icons as inline SVG, one purged style sheet per page, a subset icon
+font, figures with their size, table cells with their column's heading, references as list items.
+(book/_templates/layout.html defers the scripts.) Why: Lighthouse's phone emulation scored chapters
+0.28-0.36 before these steps (issue 15); each was measured to move it.
 """
 
 from __future__ import annotations
