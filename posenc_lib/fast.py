@@ -16,9 +16,9 @@ appendix "Making it fast" explains each technique:
 - :func:`rotate_pairs`: interleaved RoPE as one complex multiplication over a
   complex view of ``x``; other cases write one output buffer with half-size
   cos/sin and no ``torch.cat``.
-- :func:`rotary_table`, :func:`rotary`, :func:`rotary_qk`: the one table
+- :func:`rotary_table`, :func:`rotary`, :func:`rotary_qk`: the tables
   :class:`~posenc_lib.RotaryEmbedding` caches so that one decoding step makes
-  as few torch calls as possible, and the paths that read its rows.
+  as few torch calls as possible, and the paths that read their rows.
 - :func:`alibi_bias`, :func:`alibi_bias_compact`: ALiBi from given slopes,
   masking the small distance table instead of the big bias.
 
@@ -323,37 +323,37 @@ def _rotate_into_buffer(
 
 def rotary_table(
     cos: torch.Tensor, sin: torch.Tensor, layout: str
-) -> torch.Tensor:
-    """The table :func:`rotary` reads, from cos/sin ``(s, d_h/2)``.
+) -> tuple[torch.Tensor, ...]:
+    """The tables :func:`rotary` reads, from cos/sin ``(s, d_h/2)``.
 
-    Interleaved: ``(s, d_h)``, ``[cos_0, sin_0, cos_1, sin_1, ...]``, viewed
-    as the complex rotation ``cos + i sin`` when used (stored as real numbers
-    because ``Module.to(dtype)`` would drop the imaginary part of a complex
-    buffer). Half: ``(s, 2, d_h)``, the rows ``[cos | cos]`` and
-    ``[-sin | sin]``, for the three-call path of small inputs; its
-    ``[:, 0, :d_h/2]`` and ``[:, 1, d_h/2:]`` are ``cos`` and ``sin`` again.
+    Interleaved: one, ``(s, d_h)``, ``[cos_0, sin_0, cos_1, sin_1, ...]``,
+    viewed as the complex rotation ``cos + i sin`` when used (stored as real
+    numbers because ``Module.to(dtype)`` would drop the imaginary part of a
+    complex buffer). Half: two, ``(s, d_h)`` each, ``[cos | cos]`` and
+    ``[-sin | sin]``, for the three-call path of small inputs; the second's
+    ``[:, d_h/2:]`` is ``sin`` again, for the passes of large ones. (Two
+    tables, not one ``(s, 2, d_h)``: a decoding step slices each, which costs
+    less than slicing one and splitting it with ``unbind``.)
     """
     if layout == "interleaved":
-        return torch.stack((cos, sin), dim=-1).flatten(-2)
-    full = torch.cat((cos, cos), dim=-1)  # (s, d_h): [cos | cos]
-    signed = torch.cat((-sin, sin), dim=-1)  # (s, d_h): [-sin | sin]
-    return torch.stack((full, signed), dim=-2)  # (s, 2, d_h)
+        return (torch.stack((cos, sin), dim=-1).flatten(-2),)
+    return torch.cat((cos, cos), dim=-1), torch.cat((-sin, sin), dim=-1)
 
 
 def rotary(
-    x: torch.Tensor, rows: torch.Tensor, layout: str
+    x: torch.Tensor, rows: tuple[torch.Tensor, ...], layout: str
 ) -> torch.Tensor | None:
     """Rotate ``x`` ``(..., s, d_h)`` by ``rows``, the ``s`` rows of its positions.
 
-    ``rows``: ``rotary_table(...)[start : start + s]``. Applies to a float32
-    ``x`` without autograd when ``rows`` has all ``s`` rows (a slice past the
-    end of the table is shorter); ``None`` otherwise.
+    ``rows``: each table of ``rotary_table(...)``, ``[start : start + s]``.
+    Applies to a float32 ``x`` without autograd when ``rows`` has all ``s``
+    rows (a slice past the end of a table is shorter); ``None`` otherwise.
     """
     if (
         not _enabled
         or x.dtype != torch.float32
-        or rows.dtype != torch.float32
-        or rows.shape[0] != x.shape[-2]
+        or rows[0].dtype != torch.float32
+        or rows[0].shape[0] != x.shape[-2]
         or not _without_autograd(x)
     ):
         return None
@@ -361,7 +361,10 @@ def rotary(
 
 
 def rotary_qk(
-    q: torch.Tensor, k: torch.Tensor, rows: torch.Tensor, layout: str
+    q: torch.Tensor,
+    k: torch.Tensor,
+    rows: tuple[torch.Tensor, ...],
+    layout: str,
 ) -> tuple[torch.Tensor, torch.Tensor] | None:
     """:func:`rotary` for queries and keys at the same positions.
 
@@ -371,14 +374,14 @@ def rotary_qk(
         not _enabled
         or q.dtype != torch.float32
         or k.dtype != torch.float32
-        or rows.dtype != torch.float32
-        or rows.shape[0] != q.shape[-2]
+        or rows[0].dtype != torch.float32
+        or rows[0].shape[0] != q.shape[-2]
         or torch.is_grad_enabled() and (q.requires_grad or k.requires_grad)
     ):
         return None
     if layout == "half" and _few_calls(q) and _few_calls(k):
         # one decoding step: count the calls
-        cos_full, sin_signed = rows.unbind(-2)  # (s, d_h): [cos|cos], [-sin|sin]
+        cos_full, sin_signed = rows  # (s, d_h): [cos|cos], [-sin|sin]
         return (
             _roll_rotation(q, cos_full, sin_signed),
             _roll_rotation(k, cos_full, sin_signed),
@@ -391,21 +394,23 @@ def _few_calls(x: torch.Tensor) -> bool:
 
 
 def _rotate_rows(
-    x: torch.Tensor, rows: torch.Tensor, layout: str
+    x: torch.Tensor, rows: tuple[torch.Tensor, ...], layout: str
 ) -> torch.Tensor:
     """Rotate a float32 ``x`` ``(..., s, d_h)`` by rows of :func:`rotary_table`."""
     if layout == "interleaved":
+        (table,) = rows  # (s, d_h): [cos_0, sin_0, ...]
         pairs = _complex_pairs(x)  # (..., s, d_h/2) complex64 view of x
         if pairs is not None:  # (s, d_h/2) complex64: cos + i sin
-            return _rotate_complex(pairs, rows.view(torch.complex64), x)
+            return _rotate_complex(pairs, table.view(torch.complex64), x)
         # no complex view of x: the strided four-call path
         return _rotate_into_buffer(
-            x, rows[..., 0::2], rows[..., 1::2], layout
+            x, table[..., 0::2], table[..., 1::2], layout
         )
+    cos_full, sin_signed = rows  # (s, d_h): [cos|cos], [-sin|sin]
     if _few_calls(x):
-        return _roll_rotation(x, *rows.unbind(-2))
-    # [cos | cos] (s, d_h) and the half-size sin (s, d_h/2), inside the table
-    return _rotate_half(x, rows[:, 0], rows[:, 1, x.shape[-1] // 2 :])
+        return _roll_rotation(x, cos_full, sin_signed)
+    # [cos | cos] and the half-size sin (s, d_h/2), inside the second table
+    return _rotate_half(x, cos_full, sin_signed[:, x.shape[-1] // 2 :])
 
 
 def _roll_rotation(

@@ -26,6 +26,7 @@ it in one marked line.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 
@@ -236,7 +237,8 @@ class RotaryEmbedding(FixedPrecisionTables):
     the same positions with one lookup.
 
     Buffers: ``frequencies`` ``(d_h/2,)`` float64, ``cos_cached`` and ``sin_cached``
-    ``(max_len, d_h/2)`` float32, and ``rotation_cached``, the table of :func:`posenc_lib.fast.rotary_table`.
+    ``(max_len, d_h/2)`` float32, and the tables of :func:`posenc_lib.fast.rotary_table`: ``rotation_cached``
+    (interleaved), or ``rotation_cos_cached`` and ``rotation_sin_cached`` (half).
     They follow ``.to(device)``; ``.to(torch.bfloat16)``, ``.half()`` and ``.double()``
     leave them in their precision (see :class:`posenc_lib._buffers.FixedPrecisionTables`).
     """
@@ -288,7 +290,10 @@ class RotaryEmbedding(FixedPrecisionTables):
         sin = (angles.sin() * self.attention_factor).float()
         self.register_buffer("cos_cached", cos, persistent=False)
         self.register_buffer("sin_cached", sin, persistent=False)
-        self.register_buffer("rotation_cached", fast.rotary_table(cos, sin, self.layout), persistent=False)
+        tables = fast.rotary_table(cos, sin, self.layout)  # (max_len, d_h) each
+        names = ("rotation_cos_cached", "rotation_sin_cached") if self.layout == "half" else ("rotation_cached",)
+        for name, table in zip(names, tables, strict=True):
+            self.register_buffer(name, table, persistent=False)
 
     def reset_parameters(self) -> None:
         """Recompute every table on its current device, e.g. after ``to_empty``, from ``base`` or the given frequencies.
@@ -366,12 +371,15 @@ class RotaryEmbedding(FixedPrecisionTables):
         cos, sin = self.cos_sin(q.shape[-2], positions, offset=offset, dtype=precision)  # (s, d_h/2) each
         return rotate_pairs(q, cos, sin, self.layout), rotate_pairs(k, cos, sin, self.layout)
 
-    def _cached_rows(self, offset: object, seq_len: int) -> torch.Tensor:
-        """Rows ``offset .. offset + s - 1`` of the fast path's table (fewer, or none, past ``max_len``)."""
+    def _cached_rows(self, offset: object, seq_len: int) -> tuple[torch.Tensor, ...]:
+        """Rows ``offset .. offset + s - 1`` of the fast path's tables (fewer, or none, past ``max_len``)."""
         start = check_offset(offset, seq_len)
-        table = self._buffers["rotation_cached"]  # not self.rotation_cached: nn.Module.__getattr__ costs ~1 µs
-        assert table is not None  # registered by build_cache
-        return table[start : start + seq_len]
+        end = start + seq_len
+        # self._buffers, not self.rotation_cached: nn.Module.__getattr__ costs ~1 µs; every one is a table
+        tables = cast(dict[str, torch.Tensor], self._buffers)
+        if self.layout == "half":
+            return tables["rotation_cos_cached"][start:end], tables["rotation_sin_cached"][start:end]
+        return (tables["rotation_cached"][start:end],)
 
     def _check_input(self, name: str, x: object) -> torch.Tensor:
         x = check_floating(name, check_tensor(name, x, min_dim=2))

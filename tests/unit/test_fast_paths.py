@@ -238,11 +238,12 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
     """Small inputs (one decoding step) and large ones (a prefill) each have a fast path in the module."""
     rotary = pe.RotaryEmbedding(shape[-1], 512, layout=layout)
     x = torch.randn(shape)
-    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[7 : 7 + shape[-2]]
+    rows = tuple(table[7 : 7 + shape[-2]] for table in fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout))
     with torch.no_grad():
         assert fast.rotary(x, rows, layout) is not None
         assert fast.rotary_qk(x, x, rows, layout) is not None
-        assert fast.rotary(x, rows[:-1], layout) is None  # rows past the end of the table: the formula runs
+        short = tuple(table[:-1] for table in rows)  # rows past the end of the tables: the formula runs
+        assert fast.rotary(x, short, layout) is None
         torch.testing.assert_close(rotary(x, offset=7), reference(lambda: rotary(x, offset=7)), atol=2e-6, rtol=0)
     assert fast.rotary(x.requires_grad_(), rows, layout) is None  # autograd: the formula runs
 
@@ -252,13 +253,14 @@ def test_both_sizes_of_input_take_a_fast_path(layout, shape):
 def test_half_table_paths_equal_the_formula(
     lead, seq_len, half, layout, kind, seed, start, few_calls, block, gqa, dtype
 ):
-    """Both paths over the one cached table: x [cos|cos] + roll(x) [-sin|sin], and three passes by blocks."""
+    """Both paths over the cached tables: x [cos|cos] + roll(x) [-sin|sin], and three passes by blocks."""
     gen = torch.Generator().manual_seed(seed)
     q = strided(torch.randn(*lead, seq_len, 2 * half, generator=gen), kind)
     k_lead = [] if gqa else lead  # fewer leading dimensions, as in grouped-query attention, or q's shape
     k = strided(torch.randn(*k_lead, seq_len, 2 * half, generator=gen), kind)
     rotary = pe.RotaryEmbedding(2 * half, 128, layout=layout)
-    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)[start : start + seq_len]
+    tables = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, layout)
+    rows = tuple(table[start : start + seq_len] for table in tables)
     previous = fast._FEW_CALLS_NUMEL, fast._BLOCK_NUMEL
     try:
         fast._FEW_CALLS_NUMEL = 1 << 40 if few_calls else 0  # every input takes the one path, or the other
@@ -280,8 +282,8 @@ def test_half_rotation_by_blocks_is_the_rotation_in_one_go(lead, slices_per_bloc
     seq_len, head_dim = 9, 16
     x = torch.randn(*lead, seq_len, head_dim, generator=torch.Generator().manual_seed(len(lead)))
     rotary = pe.RotaryEmbedding(head_dim, 64, layout="half")
-    rows = fast.rotary_table(rotary.cos_cached, rotary.sin_cached, "half")[3 : 3 + seq_len]
-    cos_full, sin = rows[:, 0], rows[:, 1, head_dim // 2 :]
+    cos_full, sin_signed = (t[3 : 3 + seq_len] for t in fast.rotary_table(rotary.cos_cached, rotary.sin_cached, "half"))
+    sin = sin_signed[:, head_dim // 2 :]
     monkeypatch.setattr(fast, "_BLOCK_NUMEL", 0)  # no blocks: one pass over the whole of x
     whole = fast._rotate_half(x, cos_full, sin)
     # not a whole number of slices
